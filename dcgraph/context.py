@@ -1,0 +1,54 @@
+"""Contexts: which calls the tracer recurses into, and metadata hooks on recorded nodes."""
+from __future__ import annotations
+
+import types
+
+__all__ = ["Context", "DepthLimitContext"]
+
+
+class Context:
+    """Decides, per call, primitive or traced; may annotate nodes as tapes are built.
+
+    Default policy: builtins and C functions are primitive (they are never Python functions);
+    Python functions are traced unless their top-level module is in ``primitive_modules``.
+    Override ``is_primitive`` for another policy, and ``on_<kind>`` (``on_PrimitiveCall``,
+    ``on_NestedCall``, ``on_Branch``, ...) to write ``node.meta`` as each node is built.
+    """
+
+    primitive_modules: tuple = ("numpy", "scipy", "dcgraph")
+
+    def __init__(self, primitive_modules=None, primitive=()):
+        if primitive_modules is not None:
+            self.primitive_modules = tuple(primitive_modules)
+        self.primitive = set(primitive)
+
+    def is_primitive(self, fn: types.FunctionType, depth: int) -> bool:
+        """True to record a call of the Python function ``fn`` (made at call depth ``depth``,
+        the root frame being 0) as a primitive instead of tracing into it."""
+        if fn in self.primitive:
+            return True
+        module = getattr(fn, "__module__", None) or ""
+        return module.partition(".")[0] in self.primitive_modules
+
+    def annotates(self) -> bool:
+        """Whether any ``on_<kind>`` hook is defined (saves a walk when none is)."""
+        return any(name.startswith("on_") for klass in type(self).__mro__ if klass is not object
+                   for name in vars(klass))
+
+    def annotate(self, node) -> None:
+        hook = getattr(self, "on_" + node.kind, None)
+        if hook is not None:
+            hook(node)
+
+
+class DepthLimitContext(Context):
+    """Trace calls only down to ``depth`` levels below the root; deeper calls are primitive."""
+
+    def __init__(self, depth: int, **kwargs):
+        super().__init__(**kwargs)
+        if depth < 0:
+            raise ValueError(f"DepthLimitContext: depth must be >= 0, got {depth}")
+        self.depth = depth
+
+    def is_primitive(self, fn, depth: int) -> bool:
+        return depth > self.depth or super().is_primitive(fn, depth)

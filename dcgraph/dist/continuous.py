@@ -1,0 +1,310 @@
+"""Continuous families on the whole real line: Normal, StudentT, Cauchy, Laplace, Logistic, Flat."""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import digamma, gammaln, log_expit, log_ndtr, logit, expit, ndtri, stdtr, stdtrit
+
+from ._math import LOG_2PI, log1mexp
+from .base import Univariate
+from .support import Real
+
+__all__ = ["Normal", "StudentT", "Cauchy", "Laplace", "Logistic", "Flat"]
+
+
+class Normal(Univariate):
+    """Normal(loc, scale): mean ``loc`` (real), standard deviation ``scale > 0``.
+
+    ``log p(x) = -z^2/2 - log(scale) - log(2 pi)/2`` with ``z = (x - loc)/scale``; support Real.
+    Note ``scale`` is a standard deviation, not a precision.
+    """
+
+    params = ("loc", "scale")
+    support = Real()
+
+    def __init__(self, loc, scale):
+        self._set_params(loc=(loc, "real"), scale=(scale, "positive"))
+
+    def _z(self, x):
+        return (x - self.loc) / self.scale
+
+    def _logpdf(self, x):
+        z = self._z(x)
+        return -0.5 * z * z - np.log(self.scale) - 0.5 * LOG_2PI
+
+    def _grad_logpdf(self, x):
+        z, s = self._z(x), self.scale
+        return {"x": -z / s, "loc": z / s, "scale": (z * z - 1.0) / s}
+
+    def _logcdf(self, x):
+        return log_ndtr(self._z(x))
+
+    def _logsf(self, x):
+        return log_ndtr(-self._z(x))
+
+    def _ppf(self, q):
+        return self.loc + self.scale * ndtri(q)
+
+    def _isf(self, q):
+        return self.loc - self.scale * ndtri(q)
+
+    def _sample(self, rng, size):
+        return rng.normal(self.loc, self.scale, size)
+
+    @property
+    def mean(self):
+        return self._full(self.loc)
+
+    @property
+    def var(self):
+        return self._full(self.scale**2)
+
+
+class StudentT(Univariate):
+    """StudentT(df, loc=0, scale=1): Student's t with ``df > 0`` degrees of freedom, shifted and scaled.
+
+    ``log p(x) = lgamma((df+1)/2) - lgamma(df/2) - log(df pi)/2 - log(scale)
+    - (df+1)/2 log(1 + z^2/df)``, ``z = (x - loc)/scale``; support Real.
+    Mean ``loc`` for ``df > 1`` (else NaN); variance ``scale^2 df/(df-2)`` for ``df > 2``,
+    ``inf`` for ``1 < df <= 2``, NaN otherwise.
+    """
+
+    params = ("df", "loc", "scale")
+    support = Real()
+
+    def __init__(self, df, loc=0.0, scale=1.0):
+        self._set_params(df=(df, "positive"), loc=(loc, "real"), scale=(scale, "positive"))
+
+    def _z(self, x):
+        return (x - self.loc) / self.scale
+
+    def _logpdf(self, x):
+        nu, z = self.df, self._z(x)
+        return (gammaln(0.5 * (nu + 1)) - gammaln(0.5 * nu) - 0.5 * np.log(nu * np.pi)
+                - np.log(self.scale) - 0.5 * (nu + 1) * np.log1p(z * z / nu))
+
+    def _grad_logpdf(self, x):
+        nu, s, z = self.df, self.scale, self._z(x)
+        dz = -(nu + 1) * z / (nu + z * z)
+        dnu = (0.5 * (digamma(0.5 * (nu + 1)) - digamma(0.5 * nu)) - 0.5 / nu
+               - 0.5 * np.log1p(z * z / nu) + 0.5 * (nu + 1) * z * z / (nu * (nu + z * z)))
+        return {"x": dz / s, "df": dnu, "loc": -dz / s, "scale": -(1.0 + z * dz) / s}
+
+    def _logcdf(self, x):
+        return np.log(stdtr(self.df, self._z(x)))
+
+    def _logsf(self, x):
+        return np.log(stdtr(self.df, -self._z(x)))
+
+    def _ppf(self, q):
+        return self.loc + self.scale * stdtrit(self.df, q)
+
+    def _isf(self, q):
+        return self.loc - self.scale * stdtrit(self.df, q)
+
+    def _sample(self, rng, size):
+        return self.loc + self.scale * rng.standard_t(self.df, size)
+
+    @property
+    def mean(self):
+        return self._full(np.where(self.df > 1, self.loc, np.nan))
+
+    @property
+    def var(self):
+        nu = self.df
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.where(nu > 2, self.scale**2 * nu / (nu - 2), np.where(nu > 1, np.inf, np.nan))
+        return self._full(v)
+
+
+class Cauchy(Univariate):
+    """Cauchy(loc, scale): median ``loc``, half-width at half-maximum ``scale > 0``.
+
+    ``log p(x) = -log(pi) - log(scale) - log(1 + z^2)``; support Real; mean and variance NaN.
+    """
+
+    params = ("loc", "scale")
+    support = Real()
+
+    def __init__(self, loc, scale):
+        self._set_params(loc=(loc, "real"), scale=(scale, "positive"))
+
+    def _z(self, x):
+        return (x - self.loc) / self.scale
+
+    def _logpdf(self, x):
+        z = self._z(x)
+        return -np.log(np.pi) - np.log(self.scale) - np.log1p(z * z)
+
+    def _grad_logpdf(self, x):
+        z, s = self._z(x), self.scale
+        dz = -2.0 * z / (1.0 + z * z)
+        return {"x": dz / s, "loc": -dz / s, "scale": -(1.0 + z * dz) / s}
+
+    def _logcdf(self, x):
+        return np.log(np.arctan2(1.0, -self._z(x)) / np.pi)
+
+    def _logsf(self, x):
+        return np.log(np.arctan2(1.0, self._z(x)) / np.pi)
+
+    def _ppf(self, q):
+        return self.loc - self.scale / np.tan(np.pi * q)
+
+    def _isf(self, q):
+        return self.loc + self.scale / np.tan(np.pi * q)
+
+    def _sample(self, rng, size):
+        return self.loc + self.scale * rng.standard_cauchy(size)
+
+    @property
+    def mean(self):
+        return self._full(np.nan)
+
+    @property
+    def var(self):
+        return self._full(np.nan)
+
+
+class Laplace(Univariate):
+    """Laplace(loc, scale): double exponential, ``log p(x) = -log(2 scale) - |x - loc|/scale``.
+
+    ``scale > 0`` is the mean absolute deviation (BUGS ``ddexp(mu, tau)`` has ``scale = 1/tau``);
+    support Real; mean ``loc``, variance ``2 scale^2``.
+    """
+
+    params = ("loc", "scale")
+    support = Real()
+
+    def __init__(self, loc, scale):
+        self._set_params(loc=(loc, "real"), scale=(scale, "positive"))
+
+    def _z(self, x):
+        return (x - self.loc) / self.scale
+
+    def _logpdf(self, x):
+        return -np.log(2.0 * self.scale) - np.abs(self._z(x))
+
+    def _grad_logpdf(self, x):
+        z, s = self._z(x), self.scale
+        return {"x": -np.sign(z) / s, "loc": np.sign(z) / s, "scale": (np.abs(z) - 1.0) / s}
+
+    @staticmethod
+    def _std_logcdf(z):
+        return np.where(z < 0, np.log(0.5) + z, log1mexp(np.log(0.5) - np.abs(z)))
+
+    def _logcdf(self, x):
+        return self._std_logcdf(self._z(x))
+
+    def _logsf(self, x):
+        return self._std_logcdf(-self._z(x))
+
+    @staticmethod
+    def _std_ppf(q):
+        return np.where(q <= 0.5, np.log(2.0 * q), -np.log(2.0 * (1.0 - q)))
+
+    def _ppf(self, q):
+        return self.loc + self.scale * self._std_ppf(q)
+
+    def _isf(self, q):
+        return self.loc - self.scale * self._std_ppf(q)
+
+    def _sample(self, rng, size):
+        return rng.laplace(self.loc, self.scale, size)
+
+    @property
+    def mean(self):
+        return self._full(self.loc)
+
+    @property
+    def var(self):
+        return self._full(2.0 * self.scale**2)
+
+
+class Logistic(Univariate):
+    """Logistic(loc, scale): ``log p(x) = -z - log(scale) - 2 log(1 + exp(-z))``, ``z = (x-loc)/scale``.
+
+    ``scale > 0``; support Real; mean ``loc``, variance ``scale^2 pi^2 / 3``.
+    """
+
+    params = ("loc", "scale")
+    support = Real()
+
+    def __init__(self, loc, scale):
+        self._set_params(loc=(loc, "real"), scale=(scale, "positive"))
+
+    def _z(self, x):
+        return (x - self.loc) / self.scale
+
+    def _logpdf(self, x):
+        a = np.abs(self._z(x))
+        return -a - np.log(self.scale) - 2.0 * np.log1p(np.exp(-a))
+
+    def _grad_logpdf(self, x):
+        z, s = self._z(x), self.scale
+        dz = -np.tanh(0.5 * z)
+        return {"x": dz / s, "loc": -dz / s, "scale": -(1.0 + z * dz) / s}
+
+    def _logcdf(self, x):
+        return log_expit(self._z(x))
+
+    def _logsf(self, x):
+        return log_expit(-self._z(x))
+
+    def _ppf(self, q):
+        return self.loc + self.scale * logit(q)
+
+    def _isf(self, q):
+        return self.loc - self.scale * logit(q)
+
+    def _sample(self, rng, size):
+        return rng.logistic(self.loc, self.scale, size)
+
+    @property
+    def mean(self):
+        return self._full(self.loc)
+
+    @property
+    def var(self):
+        return self._full(self.scale**2 * np.pi**2 / 3.0)
+
+
+class Flat(Univariate):
+    """Flat(): the improper uniform density on the real line, ``log p(x) = 0`` for finite ``x``.
+
+    Usable as a prior in unnormalised targets only: ``sample``, the CDF family and the
+    wrappers raise ``ValueError``; mean and variance are NaN. Bijector: identity.
+    """
+
+    params = ()
+    support = Real()
+
+    def _logpdf(self, x):
+        return np.zeros(np.shape(x))
+
+    def _grad_logpdf(self, x):
+        return {"x": np.zeros(np.shape(x))}
+
+    def _improper(self, what):
+        raise ValueError(f"Flat: improper distribution has no {what}")
+
+    def _logcdf(self, x):
+        self._improper("CDF")
+
+    def _logsf(self, x):
+        self._improper("survival function")
+
+    def _ppf(self, q):
+        self._improper("quantile function")
+
+    def _isf(self, q):
+        self._improper("quantile function")
+
+    def _sample(self, rng, size):
+        self._improper("sampler")
+
+    @property
+    def mean(self):
+        return np.array(np.nan)
+
+    @property
+    def var(self):
+        return np.array(np.nan)

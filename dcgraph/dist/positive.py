@@ -1,0 +1,383 @@
+"""Continuous families on half-lines: HalfNormal, LogNormal, Exponential, Gamma,
+InverseGamma, ChiSquared, Weibull, Pareto."""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import (digamma, erf, erfcinv, erfinv, gamma as gamma_fn, gammainc, gammaincc,
+                           gammainccinv, gammaincinv, gammaln, log_ndtr, ndtri, xlogy)
+
+from ._math import LOG_2, LOG_2PI, log1mexp
+from .base import Univariate
+from .support import Interval, NonNegative, Positive
+
+__all__ = ["HalfNormal", "LogNormal", "Exponential", "Gamma", "InverseGamma", "ChiSquared", "Weibull", "Pareto"]
+
+
+class HalfNormal(Univariate):
+    """HalfNormal(scale): ``|Z| * scale`` for standard normal ``Z``; ``scale > 0``.
+
+    ``log p(x) = log(2/pi)/2 - log(scale) - x^2/(2 scale^2)`` on ``[0, inf)``.
+    """
+
+    params = ("scale",)
+    support = NonNegative()
+
+    def __init__(self, scale):
+        self._set_params(scale=(scale, "positive"))
+
+    def _logpdf(self, x):
+        s = self.scale
+        return 0.5 * (LOG_2 - np.log(np.pi)) - np.log(s) - 0.5 * (x / s) ** 2
+
+    def _grad_logpdf(self, x):
+        s = self.scale
+        return {"x": -x / s**2, "scale": -1.0 / s + x * x / s**3}
+
+    def _logcdf(self, x):
+        return np.log(erf(x / (self.scale * np.sqrt(2.0))))
+
+    def _logsf(self, x):
+        return LOG_2 + log_ndtr(-x / self.scale)
+
+    def _ppf(self, q):
+        return self.scale * np.sqrt(2.0) * erfinv(q)
+
+    def _isf(self, q):
+        return self.scale * np.sqrt(2.0) * erfcinv(q)
+
+    def _sample(self, rng, size):
+        return self.scale * np.abs(rng.standard_normal(size))
+
+    @property
+    def mean(self):
+        return self._full(self.scale * np.sqrt(2.0 / np.pi))
+
+    @property
+    def var(self):
+        return self._full(self.scale**2 * (1.0 - 2.0 / np.pi))
+
+
+class LogNormal(Univariate):
+    """LogNormal(mu, sigma): ``log X ~ Normal(mu, sigma)``; ``mu`` real, ``sigma > 0``; support ``(0, inf)``.
+
+    ``log p(x) = -log(x) - log(sigma) - log(2 pi)/2 - z^2/2`` with ``z = (log x - mu)/sigma``.
+    """
+
+    params = ("mu", "sigma")
+    support = Positive()
+
+    def __init__(self, mu, sigma):
+        self._set_params(mu=(mu, "real"), sigma=(sigma, "positive"))
+
+    def _z(self, x):
+        return (np.log(x) - self.mu) / self.sigma
+
+    def _logpdf(self, x):
+        z = self._z(x)
+        return -np.log(x) - np.log(self.sigma) - 0.5 * LOG_2PI - 0.5 * z * z
+
+    def _grad_logpdf(self, x):
+        z, s = self._z(x), self.sigma
+        return {"x": -(1.0 + z / s) / x, "mu": z / s, "sigma": (z * z - 1.0) / s}
+
+    def _logcdf(self, x):
+        return log_ndtr(self._z(x))
+
+    def _logsf(self, x):
+        return log_ndtr(-self._z(x))
+
+    def _ppf(self, q):
+        return np.exp(self.mu + self.sigma * ndtri(q))
+
+    def _isf(self, q):
+        return np.exp(self.mu - self.sigma * ndtri(q))
+
+    def _sample(self, rng, size):
+        return rng.lognormal(self.mu, self.sigma, size)
+
+    @property
+    def mean(self):
+        return self._full(np.exp(self.mu + 0.5 * self.sigma**2))
+
+    @property
+    def var(self):
+        s2 = self.sigma**2
+        return self._full(np.expm1(s2) * np.exp(2.0 * self.mu + s2))
+
+
+class Exponential(Univariate):
+    """Exponential(rate): ``log p(x) = log(rate) - rate x`` on ``[0, inf)``; ``rate > 0`` (mean ``1/rate``)."""
+
+    params = ("rate",)
+    support = NonNegative()
+
+    def __init__(self, rate):
+        self._set_params(rate=(rate, "positive"))
+
+    def _logpdf(self, x):
+        return np.log(self.rate) - self.rate * x
+
+    def _grad_logpdf(self, x):
+        return {"x": -self.rate + 0.0 * x, "rate": 1.0 / self.rate - x}
+
+    def _logcdf(self, x):
+        return log1mexp(-self.rate * x)
+
+    def _logsf(self, x):
+        return -self.rate * x
+
+    def _ppf(self, q):
+        return -np.log1p(-q) / self.rate
+
+    def _isf(self, q):
+        return -np.log(q) / self.rate
+
+    def _sample(self, rng, size):
+        return rng.exponential(1.0 / self.rate, size)
+
+    @property
+    def mean(self):
+        return self._full(1.0 / self.rate)
+
+    @property
+    def var(self):
+        return self._full(1.0 / self.rate**2)
+
+
+class Gamma(Univariate):
+    """Gamma(shape, rate): ``log p(x) = shape log(rate) - lgamma(shape) + (shape-1) log x - rate x``.
+
+    ``shape > 0``, ``rate > 0`` (an inverse scale: mean ``shape/rate``, as BUGS ``dgamma``);
+    support ``[0, inf)``.
+    """
+
+    params = ("shape", "rate")
+    support = NonNegative()
+
+    def __init__(self, shape, rate):
+        self._set_params(shape=(shape, "positive"), rate=(rate, "positive"))
+
+    def _logpdf(self, x):
+        a, b = self.shape, self.rate
+        return a * np.log(b) - gammaln(a) + xlogy(a - 1.0, x) - b * x
+
+    def _grad_logpdf(self, x):
+        a, b = self.shape, self.rate
+        return {"x": (a - 1.0) / x - b, "shape": np.log(b) - digamma(a) + np.log(x), "rate": a / b - x}
+
+    def _logcdf(self, x):
+        return np.log(gammainc(self.shape, self.rate * x))
+
+    def _logsf(self, x):
+        return np.log(gammaincc(self.shape, self.rate * x))
+
+    def _ppf(self, q):
+        return gammaincinv(self.shape, q) / self.rate
+
+    def _isf(self, q):
+        return gammainccinv(self.shape, q) / self.rate
+
+    def _sample(self, rng, size):
+        return rng.gamma(self.shape, 1.0 / self.rate, size)
+
+    @property
+    def mean(self):
+        return self._full(self.shape / self.rate)
+
+    @property
+    def var(self):
+        return self._full(self.shape / self.rate**2)
+
+
+class InverseGamma(Univariate):
+    """InverseGamma(shape, scale): ``1/X ~ Gamma(shape, rate=scale)``; ``shape, scale > 0``; support ``(0, inf)``.
+
+    ``log p(x) = shape log(scale) - lgamma(shape) - (shape+1) log x - scale/x``. Mean
+    ``scale/(shape-1)`` (``inf`` if ``shape <= 1``); variance ``inf`` for ``1 < shape <= 2``, NaN below.
+    """
+
+    params = ("shape", "scale")
+    support = Positive()
+
+    def __init__(self, shape, scale):
+        self._set_params(shape=(shape, "positive"), scale=(scale, "positive"))
+
+    def _logpdf(self, x):
+        a, b = self.shape, self.scale
+        return a * np.log(b) - gammaln(a) - (a + 1.0) * np.log(x) - b / x
+
+    def _grad_logpdf(self, x):
+        a, b = self.shape, self.scale
+        return {"x": -(a + 1.0) / x + b / x**2, "shape": np.log(b) - digamma(a) - np.log(x), "scale": a / b - 1.0 / x}
+
+    def _logcdf(self, x):
+        return np.log(gammaincc(self.shape, self.scale / x))
+
+    def _logsf(self, x):
+        return np.log(gammainc(self.shape, self.scale / x))
+
+    def _ppf(self, q):
+        return self.scale / gammainccinv(self.shape, q)
+
+    def _isf(self, q):
+        return self.scale / gammaincinv(self.shape, q)
+
+    def _sample(self, rng, size):
+        return self.scale / rng.gamma(self.shape, 1.0, size)
+
+    @property
+    def mean(self):
+        a = self.shape
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self._full(np.where(a > 1, self.scale / (a - 1.0), np.inf))
+
+    @property
+    def var(self):
+        a, b = self.shape, self.scale
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.where(a > 2, b**2 / ((a - 1.0) ** 2 * (a - 2.0)), np.where(a > 1, np.inf, np.nan))
+        return self._full(v)
+
+
+class ChiSquared(Univariate):
+    """ChiSquared(df): ``Gamma(df/2, rate=1/2)``; ``df > 0``; support ``[0, inf)``; mean ``df``, variance ``2 df``."""
+
+    params = ("df",)
+    support = NonNegative()
+
+    def __init__(self, df):
+        self._set_params(df=(df, "positive"))
+
+    def _logpdf(self, x):
+        h = 0.5 * self.df
+        return xlogy(h - 1.0, x) - 0.5 * x - h * LOG_2 - gammaln(h)
+
+    def _grad_logpdf(self, x):
+        h = 0.5 * self.df
+        return {"x": (h - 1.0) / x - 0.5, "df": 0.5 * (np.log(x) - LOG_2 - digamma(h))}
+
+    def _logcdf(self, x):
+        return np.log(gammainc(0.5 * self.df, 0.5 * x))
+
+    def _logsf(self, x):
+        return np.log(gammaincc(0.5 * self.df, 0.5 * x))
+
+    def _ppf(self, q):
+        return 2.0 * gammaincinv(0.5 * self.df, q)
+
+    def _isf(self, q):
+        return 2.0 * gammainccinv(0.5 * self.df, q)
+
+    def _sample(self, rng, size):
+        return rng.chisquare(self.df, size)
+
+    @property
+    def mean(self):
+        return self._full(self.df)
+
+    @property
+    def var(self):
+        return self._full(2.0 * self.df)
+
+
+class Weibull(Univariate):
+    """Weibull(shape, scale): ``P(X > x) = exp(-(x/scale)^shape)``; ``shape, scale > 0``; support ``[0, inf)``.
+
+    ``log p(x) = log(shape/scale) + (shape-1) log(x/scale) - (x/scale)^shape`` (scipy ``weibull_min``;
+    BUGS ``dweib(v, lambda)`` has ``scale = lambda^(-1/v)``).
+    """
+
+    params = ("shape", "scale")
+    support = NonNegative()
+
+    def __init__(self, shape, scale):
+        self._set_params(shape=(shape, "positive"), scale=(scale, "positive"))
+
+    def _logpdf(self, x):
+        k, t = self.shape, x / self.scale
+        return np.log(k) - np.log(self.scale) + xlogy(k - 1.0, t) - t**k
+
+    def _grad_logpdf(self, x):
+        k, lam = self.shape, self.scale
+        t = x / lam
+        tk, logt = t**k, np.log(t)
+        return {"x": (k - 1.0) / x - k / lam * t ** (k - 1.0),
+                "shape": 1.0 / k + logt - tk * logt,
+                "scale": k / lam * (tk - 1.0)}
+
+    def _logcdf(self, x):
+        return log1mexp(-((x / self.scale) ** self.shape))
+
+    def _logsf(self, x):
+        return -((x / self.scale) ** self.shape)
+
+    def _ppf(self, q):
+        return self.scale * (-np.log1p(-q)) ** (1.0 / self.shape)
+
+    def _isf(self, q):
+        return self.scale * (-np.log(q)) ** (1.0 / self.shape)
+
+    def _sample(self, rng, size):
+        return self.scale * rng.weibull(self.shape, size)
+
+    @property
+    def mean(self):
+        return self._full(self.scale * gamma_fn(1.0 + 1.0 / self.shape))
+
+    @property
+    def var(self):
+        k = self.shape
+        return self._full(self.scale**2 * (gamma_fn(1.0 + 2.0 / k) - gamma_fn(1.0 + 1.0 / k) ** 2))
+
+
+class Pareto(Univariate):
+    """Pareto(alpha, scale): ``P(X > x) = (scale/x)^alpha`` on ``[scale, inf)``; ``alpha, scale > 0``.
+
+    ``log p(x) = log(alpha) + alpha log(scale) - (alpha+1) log x`` (scipy ``pareto(alpha, scale=scale)``,
+    BUGS ``dpar(alpha, c)``). Mean ``inf`` for ``alpha <= 1``; variance ``inf`` for ``1 < alpha <= 2``, NaN below.
+    """
+
+    params = ("alpha", "scale")
+
+    def __init__(self, alpha, scale):
+        self._set_params(alpha=(alpha, "positive"), scale=(scale, "positive"))
+
+    @property
+    def support(self):
+        return Interval(self.scale, np.inf)
+
+    def _logpdf(self, x):
+        a = self.alpha
+        return np.log(a) + a * np.log(self.scale) - (a + 1.0) * np.log(x)
+
+    def _grad_logpdf(self, x):
+        a, m = self.alpha, self.scale
+        return {"x": -(a + 1.0) / x, "alpha": 1.0 / a + np.log(m) - np.log(x), "scale": a / m + 0.0 * x}
+
+    def _logsf(self, x):
+        return self.alpha * (np.log(self.scale) - np.log(x))
+
+    def _logcdf(self, x):
+        return log1mexp(self._logsf(x))
+
+    def _ppf(self, q):
+        return self.scale * np.exp(-np.log1p(-q) / self.alpha)
+
+    def _isf(self, q):
+        return self.scale * np.exp(-np.log(q) / self.alpha)
+
+    def _sample(self, rng, size):
+        return self.scale * np.exp(rng.standard_exponential(size) / self.alpha)
+
+    @property
+    def mean(self):
+        a = self.alpha
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self._full(np.where(a > 1, a * self.scale / (a - 1.0), np.inf))
+
+    @property
+    def var(self):
+        a, m = self.alpha, self.scale
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.where(a > 2, m**2 * a / ((a - 1.0) ** 2 * (a - 2.0)), np.where(a > 1, np.inf, np.nan))
+        return self._full(v)

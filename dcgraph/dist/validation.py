@@ -1,0 +1,117 @@
+"""Parameter validation: every error names the distribution, the parameter and the bad value."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["fmt_value", "check_param", "check_matrix", "broadcast_batch", "fail"]
+
+
+def fmt_value(v) -> str:
+    """Compact text for a parameter value: ``1.0``, ``3``, ``[0.2, 0.8]``."""
+    a = np.asarray(v)
+    if a.ndim == 0:
+        return repr(a.item())
+    fmt = {"float_kind": lambda v: repr(float(v))}
+    text = np.array2string(a, separator=", ", threshold=12, edgeitems=3, max_line_width=10**9, formatter=fmt)
+    return " ".join(text.split())
+
+
+def fail(dist: str, name: str, requirement: str, value, index=None):
+    """Raise the canonical ``ValueError`` for a bad parameter."""
+    where = "" if index is None else f" at index {index}"
+    raise ValueError(f"{dist}: parameter '{name}' must be {requirement}, got {fmt_value(value)}{where}")
+
+
+def _numeric(dist: str, name: str, value) -> np.ndarray:
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"{dist}: parameter '{name}' must be numeric, got {value!r}")
+    try:
+        a = np.asarray(value)
+    except Exception as exc:  # ragged nested lists and the like
+        raise TypeError(f"{dist}: parameter '{name}' must be numeric, got {value!r}") from exc
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{dist}: parameter '{name}' must be numeric, got {value!r}")
+    return a.astype(float)
+
+
+_CONSTRAINTS = {
+    "real": (lambda a: np.ones(a.shape, bool), "a finite real number"),
+    "extended_real": (lambda a: ~np.isnan(a), "a real number or +/-inf"),
+    "positive": (lambda a: a > 0, "positive"),
+    "nonnegative": (lambda a: a >= 0, "non-negative"),
+    "probability": (lambda a: (a >= 0) & (a <= 1), "in [0, 1]"),
+    "open_closed_unit": (lambda a: (a > 0) & (a <= 1), "in (0, 1]"),
+    "nonnegative_integer": (lambda a: (a >= 0) & (a == np.floor(a)), "a non-negative integer"),
+}
+
+
+def _first_bad(a, ok, dist, name, requirement):
+    if not np.all(ok):
+        idx = tuple(int(i) for i in np.argwhere(~ok)[0])
+        fail(dist, name, requirement, a[idx] if a.ndim else a, idx if a.ndim else None)
+
+
+def check_param(dist: str, name: str, value, constraint: str = "real") -> np.ndarray:
+    """Validate ``value`` against ``constraint`` and return it as a read-only array.
+
+    Integer constraints return ``int64`` arrays, everything else ``float64``.
+    Raises ``TypeError`` for non-numeric input and ``ValueError`` (naming ``dist``,
+    ``name`` and the first offending element) for a violated constraint or a NaN/inf.
+    """
+    a = _numeric(dist, name, value)
+    pred, requirement = _CONSTRAINTS[constraint]
+    if constraint != "extended_real":
+        _first_bad(a, np.isfinite(a), dist, name, "finite" if constraint == "real" else f"finite and {requirement}")
+    _first_bad(a, pred(a), dist, name, requirement)
+    if constraint == "nonnegative_integer":
+        a = a.astype(np.int64)
+    a.flags.writeable = False
+    return a
+
+
+def check_matrix(dist: str, name: str, value, min_ndim: int = 2):
+    """Validate a (batch of) symmetric positive definite matrices.
+
+    Returns ``(matrix, cholesky_lower)``, both read-only float arrays of shape ``(..., p, p)``.
+    """
+    a = _numeric(dist, name, value)
+    if a.ndim < min_ndim or a.shape[-1] != a.shape[-2] or a.shape[-1] == 0:
+        raise ValueError(f"{dist}: parameter '{name}' must be a square matrix (..., p, p), got shape {a.shape}")
+    batch = a.shape[:-2]
+
+    def check(ok, requirement):
+        if not np.all(ok):
+            idx = tuple(int(i) for i in np.argwhere(~ok)[0]) if batch else None
+            fail(dist, name, requirement, a[idx] if batch else a, idx)
+
+    check(np.all(np.isfinite(a), axis=(-2, -1)), "finite")
+    check(np.all(np.abs(a - np.swapaxes(a, -1, -2)) <= 1e-10 * np.maximum(1.0, np.abs(a)), axis=(-2, -1)), "symmetric")
+    check(np.linalg.eigvalsh(a)[..., 0] > 0, "positive definite")
+    try:
+        chol = np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:  # eigenvalues positive but too close to zero for Cholesky
+        fail(dist, name, "positive definite (numerically)", a)
+    a.flags.writeable = False
+    chol.flags.writeable = False
+    return a, chol
+
+
+def broadcast_batch(dist: str, shapes: dict) -> tuple:
+    """Broadcast the batch shapes of the parameters or raise naming all of them."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes.values()))
+    except ValueError:
+        desc = ", ".join(f"{k} {tuple(s)}" for k, s in shapes.items())
+        raise ValueError(f"{dist}: parameter shapes do not broadcast: {desc}") from None
+
+
+def check_prob_vector(dist: str, name: str, value) -> np.ndarray:
+    """Validate probability vectors of shape ``(..., K)``: entries in [0, 1], rows summing to 1 (to 1e-8)."""
+    a = check_param(dist, name, value, "probability")
+    if a.ndim < 1 or a.shape[-1] == 0:
+        raise ValueError(f"{dist}: parameter '{name}' must have shape (..., K) with K >= 1, got shape {a.shape}")
+    bad = np.abs(a.sum(-1) - 1.0) > 1e-8
+    if np.any(bad):
+        idx = tuple(int(j) for j in np.argwhere(bad)[0]) if bad.ndim else None
+        fail(dist, name, "a probability vector summing to 1", a[idx] if idx else a, idx)
+    return a

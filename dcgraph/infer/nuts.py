@@ -1,0 +1,246 @@
+"""The No-U-Turn Sampler with multinomial trajectory sampling, as in Stan.
+
+Each transition draws a momentum and doubles a leapfrog trajectory forwards
+or backwards in time until it makes a U-turn (checked on every merged pair of
+sub-trees, including Stan's extra checks across sub-tree boundaries), the
+maximum tree depth is reached, or the energy error exceeds
+``max_energy_error`` (a *divergence*).  New sub-trees are merged by biased
+progressive sampling at the top level and uniform multinomial sampling
+inside (Betancourt 2017, appendix A).  Trees are built by tight recursion
+over NumPy arrays; all constants live in a closure to keep the per-leapfrog
+overhead low.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .adaptation import HMCTuning, hmc_tuning_finish, hmc_tuning_init, hmc_tuning_update
+from .hamiltonian import HMCState, Metric
+from .kernel import KernelBase
+from .target import check_point
+
+__all__ = ["NUTS", "NUTSInfo", "HMCParams", "nuts_step", "hmc_init"]
+
+_exp = math.exp
+_log1p = math.log1p
+_inf = math.inf
+
+
+class HMCParams(NamedTuple):
+    """Tuned parameters of a Hamiltonian kernel."""
+
+    step_size: float
+    metric: Metric
+
+
+class NUTSInfo(NamedTuple):
+    """Statistics of one NUTS transition (names as in Stan, without underscores)."""
+
+    accept_prob: float
+    n_leapfrog: int
+    tree_depth: int
+    divergent: bool
+    energy: float
+    step_size: float
+
+
+def hmc_init(target, position) -> HMCState:
+    """Validate ``position`` and evaluate the log density and gradient there."""
+    position = np.array(position, dtype=float)
+    logp, grad = check_point(target, position, need_grad=True)
+    return HMCState(position, logp, grad)
+
+
+def _logaddexp(a: float, b: float) -> float:
+    if a > b:
+        return a + _log1p(_exp(b - a))
+    return b + _log1p(_exp(a - b))
+
+
+def nuts_step(
+    rng: np.random.Generator,
+    grad_fn,
+    state: HMCState,
+    step_size: float,
+    metric: Metric,
+    max_tree_depth: int = 10,
+    max_energy_error: float = 1000.0,
+) -> tuple[HMCState, NUTSInfo]:
+    """One NUTS transition from ``state``; ``grad_fn(q) -> (logdensity, grad)``."""
+    inv_mass = metric.inverse_mass
+    dense = inv_mass.ndim == 2
+    uniform = rng.random
+    p0 = metric.sample_momentum(rng)
+    v0 = inv_mass.dot(p0) if dense else inv_mass * p0
+    h0 = 0.5 * float(p0.dot(v0)) - state.logdensity
+
+    n_leapfrog = 0
+    sum_accept = 0.0
+    divergent = False
+    step = half = 0.0
+    scaled_inv_mass = inv_mass
+
+    # A sub-tree is (q_end, p_end, g_end, v_end, p_beg, v_beg, rho, log_weight, proposal)
+    # where "beg" is the end adjacent to where it grew from, v = M^{-1} p, rho the sum
+    # of momenta, and proposal = (q, logdensity, grad, energy).  None means invalid.
+    def build(depth, q, p, g):
+        nonlocal n_leapfrog, sum_accept, divergent
+        if depth == 0:
+            p = p + half * g
+            q = q + (step * inv_mass.dot(p) if dense else scaled_inv_mass * p)
+            logp, g = grad_fn(q)
+            p = p + half * g
+            v = inv_mass.dot(p) if dense else inv_mass * p
+            h = 0.5 * p.dot(v) - logp
+            n_leapfrog += 1
+            if h != h:
+                h = _inf
+            dh = h0 - h
+            sum_accept += 1.0 if dh > 0.0 else _exp(dh)
+            if -dh > max_energy_error:
+                divergent = True
+                return None
+            return (q, p, g, v, p, v, p, dh, (q, logp, g, h))
+        left = build(depth - 1, q, p, g)
+        if left is None:
+            return None
+        right = build(depth - 1, left[0], left[1], left[2])
+        if right is None:
+            return None
+        lw_right = right[7]
+        lw = _logaddexp(left[7], lw_right)
+        proposal = right[8] if uniform() < _exp(lw_right - lw) else left[8]
+        rho_left, rho_right = left[6], right[6]
+        rho = rho_left + rho_right
+        v_beg, v_end = left[5], right[3]
+        if v_beg.dot(rho) <= 0.0 or v_end.dot(rho) <= 0.0:
+            return None
+        if depth > 1:  # for two leaves the extra checks repeat the one above
+            rho_ext = rho_left + right[4]
+            if v_beg.dot(rho_ext) <= 0.0 or right[5].dot(rho_ext) <= 0.0:
+                return None
+            rho_ext = rho_right + left[1]
+            if left[3].dot(rho_ext) <= 0.0 or v_end.dot(rho_ext) <= 0.0:
+                return None
+        return (right[0], right[1], right[2], v_end, left[4], v_beg, rho, lw, proposal)
+
+    q_bck = q_fwd = state.position
+    g_bck = g_fwd = state.grad
+    p_bck = p_fwd = p0
+    v_bck = v_fwd = v0
+    rho = p0
+    log_weight = 0.0
+    sample = (state.position, state.logdensity, state.grad, h0)
+    depth = 0
+    while depth < max_tree_depth:
+        forward = uniform() > 0.5
+        step = step_size if forward else -step_size
+        half = 0.5 * step
+        if not dense:
+            scaled_inv_mass = step * inv_mass
+        if forward:
+            sub = build(depth, q_fwd, p_fwd, g_fwd)
+        else:
+            sub = build(depth, q_bck, p_bck, g_bck)
+        if sub is None:
+            break
+        depth += 1
+        lw_sub = sub[7]
+        if lw_sub > log_weight or uniform() < _exp(lw_sub - log_weight):
+            sample = sub[8]
+        log_weight = _logaddexp(log_weight, lw_sub)
+        # Merge: "left" is earlier in time, "right" later.
+        if forward:
+            rho_l, rho_r = rho, sub[6]
+            p_l_in, v_l_in, v_l_out = p_fwd, v_fwd, v_bck
+            p_r_in, v_r_in, v_r_out = sub[4], sub[5], sub[3]
+            q_fwd, p_fwd, g_fwd, v_fwd = sub[0], sub[1], sub[2], sub[3]
+        else:
+            rho_l, rho_r = sub[6], rho
+            p_l_in, v_l_in, v_l_out = sub[4], sub[5], sub[3]
+            p_r_in, v_r_in, v_r_out = p_bck, v_bck, v_fwd
+            q_bck, p_bck, g_bck, v_bck = sub[0], sub[1], sub[2], sub[3]
+        rho = rho_l + rho_r
+        if v_l_out.dot(rho) <= 0.0 or v_r_out.dot(rho) <= 0.0:
+            break
+        rho_ext = rho_l + p_r_in
+        if v_l_out.dot(rho_ext) <= 0.0 or v_r_in.dot(rho_ext) <= 0.0:
+            break
+        rho_ext = rho_r + p_l_in
+        if v_l_in.dot(rho_ext) <= 0.0 or v_r_out.dot(rho_ext) <= 0.0:
+            break
+
+    q, logp, g, h = sample
+    info = NUTSInfo(sum_accept / max(n_leapfrog, 1), n_leapfrog, depth, divergent, float(h), step_size)
+    return HMCState(q, float(logp), g), info
+
+
+class NUTS(KernelBase):
+    """No-U-Turn Sampler with Stan's warm-up.
+
+    ``metric``: ``"diag"`` or ``"dense"`` mass-matrix adaptation, or ``"unit"``
+    for none.  ``step_size``: fixed step size (default: found and adapted by
+    dual averaging towards ``target_accept``).  ``inverse_mass``: initial
+    ``M^{-1}`` (vector or matrix).  Divergences are flagged per draw in
+    ``info.divergent``.
+    """
+
+    needs_gradient = True
+
+    def __init__(
+        self,
+        max_tree_depth: int = 10,
+        target_accept: float = 0.8,
+        metric: str = "diag",
+        step_size: float | None = None,
+        inverse_mass=None,
+        max_energy_error: float = 1000.0,
+    ):
+        if metric not in ("diag", "dense", "unit"):
+            raise ValueError(f"metric must be 'diag', 'dense' or 'unit', got {metric!r}")
+        if not 0.0 < target_accept < 1.0:
+            raise ValueError(f"target_accept must lie in (0, 1), got {target_accept}")
+        if int(max_tree_depth) < 1:
+            raise ValueError(f"max_tree_depth must be at least 1, got {max_tree_depth}")
+        if step_size is not None and not step_size > 0:
+            raise ValueError(f"step_size must be positive, got {step_size}")
+        self.max_tree_depth = int(max_tree_depth)
+        self.target_accept = float(target_accept)
+        self.metric = metric
+        self.step_size = step_size
+        self.inverse_mass = inverse_mass
+        self.max_energy_error = float(max_energy_error)
+
+    def init(self, target, position) -> HMCState:
+        return hmc_init(target, position)
+
+    def initial_metric(self, dim: int) -> Metric:
+        """``inverse_mass`` if given, else the identity (dense for ``metric="dense"``)."""
+        if self.inverse_mass is not None:
+            metric = Metric.from_inverse_mass(self.inverse_mass)
+            if metric.inverse_mass.shape[0] != dim:
+                raise ValueError(f"inverse_mass is for {metric.inverse_mass.shape[0]} dimensions, target has {dim}")
+            return metric
+        return Metric.identity(dim, dense=self.metric == "dense")
+
+    def start_warmup(self, rng, target, state, n_warmup) -> HMCTuning:
+        metric = self.initial_metric(state.position.shape[0])
+        return hmc_tuning_init(
+            rng, target.logdensity_and_grad, state, metric, n_warmup,
+            self.target_accept, self.step_size, adapt_metric=self.metric != "unit",
+        )
+
+    def warmup_step(self, rng, target, state, tuning: HMCTuning):
+        grad_fn = target.logdensity_and_grad
+        state, info = nuts_step(rng, grad_fn, state, tuning.step_size, tuning.metric, self.max_tree_depth, self.max_energy_error)
+        return state, hmc_tuning_update(rng, grad_fn, state, tuning, info.accept_prob), info
+
+    def finish_warmup(self, tuning: HMCTuning) -> HMCParams:
+        return HMCParams(*hmc_tuning_finish(tuning))
+
+    def step(self, rng, target, state, params: HMCParams):
+        return nuts_step(rng, target.logdensity_and_grad, state, params.step_size, params.metric, self.max_tree_depth, self.max_energy_error)

@@ -1,0 +1,173 @@
+"""CPython 3.11 opcode knowledge: what each instruction means to the tracer.
+
+The rewriter reads these tables to decide where probes go; the replay (``semantics311``)
+reads them to turn the event log back into nodes. A 3.12 port adds a sibling module.
+
+Probe kinds (what one execution of an instruction appends to the event log):
+
+========  ==========================================================================
+value     the instruction's result (top of stack after it)
+multi     a tuple of the several values it pushed (unpacking, ``with`` entry)
+cell      ``(cell, value)`` for a closure read, so reads of a cell find its writer
+store     the cell written (closure store)
+done      ``None``: a side effect (item/attribute store, ...) completed without raising
+call      the callable (logged by the hook before the call), then the result
+========  ==========================================================================
+"""
+from __future__ import annotations
+
+import operator
+
+__all__ = ["BINARY_OPS", "COMPARE_OPS", "UNARY_OPS", "CONDITIONAL_JUMPS", "UNCONDITIONAL_JUMPS",
+           "TERMINATORS", "ENDS_BLOCK", "FOLDABLE_TESTS", "PROBE_KIND", "UNSUPPORTED",
+           "CALLABLE_PRODUCERS", "multi_count", "CALLS"]
+
+# BINARY_OP's argument: NB_ADD=0 ... NB_XOR=12, then the in-place forms in the same order.
+BINARY_OPS = (
+    operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul,
+    operator.mul, operator.mod, operator.or_, operator.pow, operator.rshift, operator.sub,
+    operator.truediv, operator.xor,
+    operator.iadd, operator.iand, operator.ifloordiv, operator.ilshift, operator.imatmul,
+    operator.imul, operator.imod, operator.ior, operator.ipow, operator.irshift, operator.isub,
+    operator.itruediv, operator.ixor,
+)
+INPLACE_FIRST = 13
+
+# COMPARE_OP's argument (bytecode.Compare): LT, LE, EQ, NE, GT, GE.
+COMPARE_OPS = (operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge)
+COMPARE_SYMBOLS = ("<", "<=", "==", "!=", ">", ">=")
+
+UNARY_OPS = {
+    "UNARY_POSITIVE": operator.pos, "UNARY_NEGATIVE": operator.neg,
+    "UNARY_NOT": operator.not_, "UNARY_INVERT": operator.invert,
+}
+
+# name -> (jumps when the tested value is ..., pops the value on the jump path)
+CONDITIONAL_JUMPS = {
+    "POP_JUMP_FORWARD_IF_FALSE": ("false", True), "POP_JUMP_BACKWARD_IF_FALSE": ("false", True),
+    "POP_JUMP_FORWARD_IF_TRUE": ("true", True), "POP_JUMP_BACKWARD_IF_TRUE": ("true", True),
+    "POP_JUMP_FORWARD_IF_NONE": ("none", True), "POP_JUMP_BACKWARD_IF_NONE": ("none", True),
+    "POP_JUMP_FORWARD_IF_NOT_NONE": ("not none", True),
+    "POP_JUMP_BACKWARD_IF_NOT_NONE": ("not none", True),
+    "JUMP_IF_FALSE_OR_POP": ("false", False), "JUMP_IF_TRUE_OR_POP": ("true", False),
+}
+UNCONDITIONAL_JUMPS = {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"}
+TERMINATORS = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
+ENDS_BLOCK = set(CONDITIONAL_JUMPS) | UNCONDITIONAL_JUMPS | TERMINATORS | {"FOR_ITER"}
+CALLS = {"CALL", "CALL_FUNCTION_EX"}
+
+# A test whose only use is the conditional jump right after it is folded into the Branch
+# (no probe between a compare and its jump keeps 3.11's fused compare-and-jump).
+FOLDABLE_TESTS = {"COMPARE_OP", "IS_OP", "CONTAINS_OP", "CHECK_EXC_MATCH"}
+FOLDING_JUMPS = {name for name, (_, pops) in CONDITIONAL_JUMPS.items()
+                 if pops and ("true" in name.lower() or "false" in name.lower())}
+
+# Loads whose value, when it only serves as the callable of the next call, is not probed:
+# the hook logs the callable anyway.
+CALLABLE_PRODUCERS = {"LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD"}
+
+PROBE_KIND = {}
+for _name in ("BINARY_OP", "UNARY_POSITIVE", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT",
+              "BINARY_SUBSCR", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "LOAD_ATTR", "LOAD_GLOBAL",
+              "LOAD_METHOD", "GET_ITER", "GET_LEN", "BUILD_TUPLE", "BUILD_LIST", "BUILD_SET",
+              "BUILD_MAP", "BUILD_CONST_KEY_MAP", "BUILD_STRING", "BUILD_SLICE", "LIST_TO_TUPLE",
+              "FORMAT_VALUE", "MAKE_FUNCTION", "IMPORT_NAME", "IMPORT_FROM", "LOAD_BUILD_CLASS",
+              "MATCH_MAPPING", "MATCH_SEQUENCE", "MATCH_KEYS", "MATCH_CLASS", "CHECK_EXC_MATCH",
+              "WITH_EXCEPT_START", "PREP_RERAISE_STAR", "FOR_ITER"):
+    PROBE_KIND[_name] = "value"
+for _name in ("UNPACK_SEQUENCE", "UNPACK_EX", "BEFORE_WITH", "CHECK_EG_MATCH"):
+    PROBE_KIND[_name] = "multi"
+for _name in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
+    PROBE_KIND[_name] = "cell"
+for _name in ("STORE_DEREF", "DELETE_DEREF"):
+    PROBE_KIND[_name] = "store"
+for _name in ("STORE_SUBSCR", "DELETE_SUBSCR", "STORE_ATTR", "DELETE_ATTR", "SET_ADD", "MAP_ADD",
+              "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "DELETE_GLOBAL",
+              "IMPORT_STAR", "PRINT_EXPR"):
+    PROBE_KIND[_name] = "done"
+for _name in CALLS:
+    PROBE_KIND[_name] = "call"
+del _name
+
+# Code using these is left untraced (recorded as a primitive call): module and class bodies,
+# generators and coroutines.
+UNSUPPORTED = {"LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS", "YIELD_VALUE",
+               "SEND", "RETURN_GENERATOR", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
+               "BEFORE_ASYNC_WITH", "END_ASYNC_FOR", "ASYNC_GEN_WRAP", "GET_YIELD_FROM_ITER"}
+
+# Code flags of generators, coroutines and async generators (never instrumented).
+GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
+
+
+def multi_count(ins) -> int:
+    """How many values a ``multi`` instruction pushes."""
+    if ins.name == "UNPACK_SEQUENCE":
+        return ins.arg
+    if ins.name == "UNPACK_EX":
+        return (ins.arg & 0xFF) + 1 + (ins.arg >> 8)
+    return 2
+
+
+_POPS_FIXED = {
+    "BINARY_OP": 2, "BINARY_SUBSCR": 2, "COMPARE_OP": 2, "IS_OP": 2, "CONTAINS_OP": 2,
+    "IMPORT_NAME": 2, "PREP_RERAISE_STAR": 2, "DELETE_SUBSCR": 2, "STORE_ATTR": 2,
+    "STORE_SUBSCR": 3, "MAP_ADD": 2, "CHECK_EG_MATCH": 2, "MATCH_CLASS": 3,
+    "UNARY_POSITIVE": 1, "UNARY_NEGATIVE": 1, "UNARY_NOT": 1, "UNARY_INVERT": 1,
+    "LOAD_ATTR": 1, "LOAD_METHOD": 1, "GET_ITER": 1, "LIST_TO_TUPLE": 1, "UNPACK_SEQUENCE": 1,
+    "UNPACK_EX": 1, "BEFORE_WITH": 1, "STORE_DEREF": 1, "STORE_GLOBAL": 1, "DELETE_ATTR": 1,
+    "POP_TOP": 1, "RETURN_VALUE": 1, "RERAISE": 1, "POP_EXCEPT": 1, "IMPORT_STAR": 1,
+    "PRINT_EXPR": 1, "CHECK_EXC_MATCH": 1, "LIST_APPEND": 1, "SET_ADD": 1, "LIST_EXTEND": 1,
+    "SET_UPDATE": 1, "DICT_UPDATE": 1, "DICT_MERGE": 1, "PUSH_EXC_INFO": 1,
+    "PRECALL": 0, "KW_NAMES": 0, "STORE_FAST": 1,
+}
+
+
+def stack_io(ins, jump: bool = False) -> tuple[int, int]:
+    """(values popped, values pushed) of one instruction, in the tracer's semantic model:
+    an instruction that only reads a value below the top (FOR_ITER, GET_LEN, MATCH_*) does not
+    pop it, and a call's arguments are popped by CALL, not PRECALL."""
+    import dis
+    name, arg = ins.name, ins.arg
+    if name == "PRECALL" or name == "KW_NAMES":
+        return 0, 0
+    if name == "CALL":
+        return arg + 2, 1
+    if name == "CALL_FUNCTION_EX":
+        return 3 + (arg & 1), 1
+    if name == "FOR_ITER":
+        return (1, 0) if jump else (0, 1)
+    if name in CONDITIONAL_JUMPS:
+        pops_always = CONDITIONAL_JUMPS[name][1]
+        return (1, 0) if (pops_always or not jump) else (0, 0)
+    if name in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE"):
+        return arg, 1
+    if name == "BUILD_MAP":
+        return 2 * arg, 1
+    if name == "BUILD_CONST_KEY_MAP":
+        return arg + 1, 1
+    if name == "FORMAT_VALUE":
+        return (2 if int(arg) & 0x04 else 1), 1
+    if name == "MAKE_FUNCTION":
+        return 1 + bin(int(arg) & 0xF).count("1"), 1
+    if name == "RAISE_VARARGS":
+        return arg, 0
+    if name in ("UNPACK_SEQUENCE", "UNPACK_EX"):
+        return 1, multi_count(ins)
+    if name == "LOAD_GLOBAL":
+        return 0, 2 if arg[0] else 1
+    pops = _POPS_FIXED.get(name, 0)
+    try:
+        effect = dis.stack_effect(ins.opcode, _raw_arg(ins) if ins.require_arg() else None,
+                                  jump=jump)
+    except ValueError:
+        effect = dis.stack_effect(ins.opcode, _raw_arg(ins) if ins.require_arg() else None)
+    if pops + effect < 0:
+        raise ValueError(f"{name}: inconsistent stack model")
+    return pops, pops + effect
+
+
+def _raw_arg(ins) -> int:
+    arg = ins.arg
+    if isinstance(arg, int):
+        return int(arg)
+    return 0

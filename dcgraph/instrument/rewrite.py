@@ -1,0 +1,219 @@
+"""Probe insertion: an instrumented copy of a code object, and what the replay needs to read
+its event log (``CodeInfo``). Instrumented code is cached per code object (thread-safe) and only
+ever runs through the hook of an active ``track``.
+
+Every inserted sequence is stack-neutral and sits between complete instructions, never between
+``KW_NAMES``/``PRECALL``/``CALL`` nor between a compare and the jump it feeds. Two hidden values
+at the bottom of the value stack hold the run's hook and ``list.append`` (pushed by the
+prologue), so probes reach them with ``COPY`` and no locals are added.
+"""
+from __future__ import annotations
+
+import dis
+import threading
+import types
+
+from bytecode import Bytecode, Instr
+
+from ..recorder import BlockMark, EntryMark, enter
+from ..tape import Constant
+from . import py311 as ops
+from .analysis import Structure, Unsupported, analyse
+
+__all__ = ["CodeInfo", "instrument"]
+
+_HIDDEN = 2          # stack slots under the frame's own values: hook, append
+_lock = threading.Lock()
+_cache: dict = {}
+
+
+class CodeInfo:
+    """An instrumented code object and the static facts the replay reads."""
+
+    def __init__(self, code: types.CodeType):
+        self.code = code
+        self.new_code: types.CodeType | None = None
+        self.error: str | None = None
+        self.structure: Structure | None = None
+        self.probe: list = []            # per instruction: probe kind or None
+        self.folded: set = set()         # tests folded into the following branch
+        self.callee_producer: set = set()  # loads whose value is only a call's callable
+        self.entry_mark = EntryMark(self)
+        self.marks: list = []            # per block: BlockMark or None
+        self.literals: dict = {}         # instruction index -> shared literal Constant
+        self.lines: list = []
+        self.offsets: list = []
+        self.params: tuple = ()
+        self.cell_params: tuple = ()
+
+    def __repr__(self):
+        return f"<CodeInfo {self.code.co_qualname}{' (unsupported)' if self.error else ''}>"
+
+
+def instrument(code: types.CodeType) -> CodeInfo:
+    """The cached CodeInfo of ``code``; ``info.error`` says why it could not be instrumented."""
+    info = _cache.get(code)
+    if info is not None:
+        return info
+    with _lock:
+        info = _cache.get(code)
+        if info is None:
+            info = _build(code)
+            _cache[code] = info
+    return info
+
+
+def _build(code: types.CodeType) -> CodeInfo:
+    info = CodeInfo(code)
+    if code.co_flags & ops.GENERATOR_FLAGS:
+        info.error = "generators and coroutines are recorded as primitive calls"
+        return info
+    try:
+        bc = Bytecode.from_code(code)
+        s = analyse(bc)
+        _plan(info, s)
+        out = _emit(info, s, bc)
+        new = Bytecode(out)
+        new._copy_attr_from(bc)
+        info.new_code = new.to_code()
+    except Unsupported as exc:
+        info.error = str(exc)
+    except Exception as exc:  # the bytecode library refused: trace the call as a primitive
+        info.error = f"instrumentation failed: {type(exc).__name__}: {exc}"
+    return info
+
+
+def _plan(info: CodeInfo, s: Structure) -> None:
+    info.structure = s
+    n = len(s.instrs)
+    info.lines = [ins.lineno for ins in s.instrs]
+    offsets = [x.offset for x in dis.get_instructions(info.code) if x.opname != "EXTENDED_ARG"]
+    info.offsets = offsets if len(offsets) == n else [None] * n
+    code = info.code
+    nparams = code.co_argcount + code.co_kwonlyargcount
+    nparams += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    info.params = tuple(code.co_varnames[:nparams])
+    info.cell_params = tuple(p for p in info.params if p in code.co_cellvars)
+    info.marks = [BlockMark(info, b.index, b.handler is not None) if b.marked else None
+                  for b in s.blocks]
+    probe = [ops.PROBE_KIND.get(ins.name) for ins in s.instrs]
+    for i, ins in enumerate(s.instrs):
+        if ins.name in ops.FOLDABLE_TESTS and i + 1 < n and s.block_of[i + 1] == s.block_of[i] \
+                and s.instrs[i + 1].name in ops.FOLDING_JUMPS:
+            probe[i] = None
+            info.folded.add(i)
+        elif ins.name in ops.CALLABLE_PRODUCERS and _only_callee(s, i):
+            probe[i] = None
+            info.callee_producer.add(i)
+        elif ins.name == "LOAD_CONST":
+            info.literals[i] = Constant(None, ins.arg)
+    info.probe = probe
+
+
+def _only_callee(s: Structure, i: int) -> bool:
+    _, pushes = ops.stack_io(s.instrs[i])
+    roles = set()
+    for j in range(pushes):
+        uses = s.consumers.get((i, j))
+        if not uses:
+            return False
+        roles |= uses
+    return len(roles) == 1 and isinstance(next(iter(roles)), tuple) and next(iter(roles))[0] == "callee"
+
+
+def _log(depth: int, load: list, loc) -> list:
+    """append(<value built by ``load``>) at original stack depth ``depth``."""
+    seq = [Instr("PUSH_NULL", location=loc), Instr("COPY", depth + _HIDDEN, location=loc)]
+    seq += load
+    seq += [Instr("PRECALL", 1, location=loc), Instr("CALL", 1, location=loc),
+            Instr("POP_TOP", location=loc)]
+    return seq
+
+
+def _hook(depth: int, below: int, loc) -> list:
+    """Replace the callable ``below`` slots under the top by hook(callable)."""
+    seq = [Instr("SWAP", below + 1, location=loc)] if below else []
+    seq += [Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc),
+            Instr("COPY", depth + _HIDDEN + 1, location=loc), Instr("SWAP", 2, location=loc),
+            Instr("PRECALL", 1, location=loc), Instr("CALL", 1, location=loc)]
+    if below:
+        seq.append(Instr("SWAP", below + 1, location=loc))
+    return seq
+
+
+def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) -> list:
+    pops, pushes = ops.stack_io(ins, jump=False)
+    depth = s.depth_before[i] - pops + pushes
+    loc = ins.location
+    if kind in ("value", "call"):
+        return _log(depth, [Instr("COPY", 3, location=loc)], loc)
+    if kind == "multi":
+        count = ops.multi_count(ins)
+        load = [Instr("COPY", 3 + 2 * k, location=loc) for k in range(count)]
+        return _log(depth, load + [Instr("BUILD_TUPLE", count, location=loc)], loc)
+    if kind == "cell":
+        load = [Instr("LOAD_CLOSURE", ins.arg, location=loc), Instr("COPY", 4, location=loc),
+                Instr("BUILD_TUPLE", 2, location=loc)]
+        return _log(depth, load, loc)
+    if kind == "store":
+        return _log(depth, [Instr("LOAD_CLOSURE", ins.arg, location=loc)], loc)
+    if kind == "done":
+        return _log(depth, [Instr("LOAD_CONST", None, location=loc)], loc)
+    raise AssertionError(kind)
+
+
+def _prologue(info: CodeInfo, loc) -> list:
+    code = info.code
+    from bytecode import CellVar
+    seq = [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", enter, location=loc),
+           Instr("LOAD_CONST", info.entry_mark, location=loc)]
+    for p in info.params:
+        if p in code.co_cellvars:
+            seq.append(Instr("LOAD_DEREF", CellVar(p), location=loc))
+        else:
+            seq.append(Instr("LOAD_FAST", p, location=loc))
+    for p in info.cell_params:
+        seq.append(Instr("LOAD_CLOSURE", CellVar(p), location=loc))
+    seq += [Instr("BUILD_TUPLE", len(info.params) + len(info.cell_params), location=loc),
+            Instr("PRECALL", 2, location=loc), Instr("CALL", 2, location=loc),
+            Instr("UNPACK_SEQUENCE", 2, location=loc)]
+    return seq
+
+
+def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
+    out: list = []
+    i = -1
+    resumed = False
+    for item in bc:
+        if not isinstance(item, Instr):
+            out.append(item)
+            continue
+        i += 1
+        ins = item
+        loc = ins.location
+        block = s.blocks[s.block_of[i]]
+        if block.start == i and info.marks[block.index] is not None:
+            mark = info.marks[block.index]
+            out += _log(block.depth, [Instr("LOAD_CONST", mark, location=loc)], loc)
+            if block.handler is not None:
+                out += _log(block.depth, [Instr("COPY", 3, location=loc)], loc)
+        name = ins.name
+        if name == "KW_NAMES" or (name == "PRECALL" and (i == 0 or s.instrs[i - 1].name != "KW_NAMES")):
+            nargs = s.instrs[i + 1].arg if name == "KW_NAMES" else ins.arg
+            out += _hook(s.depth_before[i], nargs, loc)
+        elif name == "CALL_FUNCTION_EX":
+            out += _hook(s.depth_before[i], 1 + (ins.arg & 1), loc)
+        if name == "LOAD_METHOD":
+            out += [Instr("LOAD_ATTR", ins.arg, location=loc), Instr("PUSH_NULL", location=loc),
+                    Instr("SWAP", 2, location=loc)]
+        else:
+            out.append(ins)
+        if name == "RESUME" and not resumed:
+            resumed = True
+            out += _prologue(info, loc)
+        kind = info.probe[i]
+        if kind is not None:
+            out += _probe_after(info, s, i, ins, kind)
+    if not resumed:
+        raise Unsupported("no RESUME instruction")
+    return out

@@ -1,0 +1,144 @@
+"""Named functions standing for what bytecode does without a call.
+
+A tape records ``BUILD_TUPLE`` as a call of ``build_tuple``, a ``for`` loop's step as
+``next_item``, and so on, so every node is a call of a real function that consumers (VJP tables,
+printers) can key on. Each function computes what the instruction computed.
+"""
+from __future__ import annotations
+
+import collections
+import operator
+
+__all__ = ["build_tuple", "build_list", "build_set", "build_dict", "build_const_key_dict",
+           "build_string", "format_value", "next_item", "not_contains", "make_function",
+           "enter_context", "exit_context", "match_mapping", "match_sequence", "match_keys",
+           "match_class", "call_result", "unpack_star", "MUTATED_ARGUMENT", "mutated_argument"]
+
+
+def build_tuple(*items):
+    return items
+
+
+def build_list(*items):
+    return list(items)
+
+
+def build_set(*items):
+    return set(items)
+
+
+def build_dict(*keys_and_values):
+    """``build_dict(k1, v1, k2, v2, ...)``: a dict display."""
+    it = iter(keys_and_values)
+    return {k: v for k, v in zip(it, it)}
+
+
+def build_const_key_dict(*values_then_keys):
+    """``build_const_key_dict(v1, ..., vn, (k1, ..., kn))``."""
+    *values, keys = values_then_keys
+    return dict(zip(keys, values))
+
+
+def build_string(*parts):
+    return "".join(parts)
+
+
+_CONVERSIONS = {0: None, 1: str, 2: repr, 3: ascii}
+
+
+def format_value(value, conversion: int = 0, spec: str = ""):
+    """An f-string field: ``conversion`` 0 none, 1 !s, 2 !r, 3 !a."""
+    convert = _CONVERSIONS[conversion & 3]
+    return format(convert(value) if convert else value, spec)
+
+
+def next_item(iterator, step: int):
+    """The ``step``-th item a ``for`` loop drew from ``iterator`` (0-based)."""
+    return next(iterator)
+
+
+def not_contains(container, item):
+    return item not in container
+
+
+def make_function(*parts):
+    """A function object made by ``def``/``lambda`` (its value is recorded, not recomputed)."""
+    raise TypeError("make_function is recorded, never re-run")
+
+
+def enter_context(manager):
+    """``manager.__enter__()`` as run by a ``with`` statement."""
+    return type(manager).__enter__(manager)
+
+
+def exit_context(exit_method, exc):
+    """``__exit__`` called with the exception leaving a ``with`` block."""
+    return exit_method(type(exc), exc, exc.__traceback__)
+
+
+def match_mapping(subject):
+    return isinstance(subject, collections.abc.Mapping)
+
+
+def match_sequence(subject):
+    return (isinstance(subject, collections.abc.Sequence)
+            and not isinstance(subject, (str, bytes, bytearray)))
+
+
+def match_keys(subject, keys):
+    try:
+        return tuple(subject[k] for k in keys)
+    except KeyError:
+        return None
+
+
+def match_class(subject, cls, npositional, names):
+    raise TypeError("match_class is recorded, never re-run")
+
+
+def call_result(mutation):
+    """What a mutating call (``list.pop``, ``dict.setdefault``) returned, besides mutating."""
+    return mutation.result
+
+
+def unpack_star(sequence, before: int, after: int):
+    """The starred part of ``a, *b, c = sequence``."""
+    items = list(sequence)
+    return items[before:len(items) - after]
+
+
+# Callables that mutate one of their arguments in place -> index of that argument (``self``
+# is argument 0 for methods). The replay makes such a call the container's latest version.
+MUTATED_ARGUMENT = {
+    operator.setitem: 0, operator.delitem: 0, setattr: 0, delattr: 0,
+    list.append: 0, list.extend: 0, list.insert: 0, list.pop: 0, list.remove: 0,
+    list.clear: 0, list.sort: 0, list.reverse: 0, list.__setitem__: 0, list.__delitem__: 0,
+    list.__iadd__: 0, dict.update: 0, dict.setdefault: 0, dict.pop: 0, dict.popitem: 0,
+    dict.clear: 0, dict.__setitem__: 0, dict.__delitem__: 0, set.add: 0, set.discard: 0,
+    set.remove: 0, set.pop: 0, set.clear: 0, set.update: 0, set.difference_update: 0,
+    set.intersection_update: 0, set.symmetric_difference_update: 0,
+    bytearray.append: 0, bytearray.extend: 0,
+    collections.deque.append: 0, collections.deque.appendleft: 0, collections.deque.extend: 0,
+    collections.deque.extendleft: 0, collections.deque.pop: 0, collections.deque.popleft: 0,
+    collections.deque.rotate: 0, collections.deque.clear: 0,
+}
+
+
+def mutated_argument(fn) -> int | None:
+    """Index of the argument ``fn`` mutates in place, if it is known to."""
+    try:
+        index = MUTATED_ARGUMENT.get(fn)
+    except TypeError:
+        return None
+    if index is not None:
+        return index
+    return _numpy_mutated_argument(fn)
+
+
+def _numpy_mutated_argument(fn) -> int | None:
+    import numpy as np
+    if fn in (np.ndarray.fill, np.ndarray.sort, np.ndarray.resize, np.ndarray.put):
+        return 0
+    if fn is np.random.Generator.shuffle:
+        return 1          # rng.shuffle(x): argument 0 is the generator
+    return None

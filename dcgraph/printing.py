@@ -1,0 +1,133 @@
+"""The plain text dump of a tape: one node per line, nested calls indented.
+
+    @0: Argument n = 2
+    @2: [L4] @1.random() = 0.6778
+    @3: goto §2 since @2 < 0.3 == False
+    @4: [L5] geom(@0 + 1 ...) = 3      (then the callee's tape, indented)
+    @5: return @4 = 3
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .tape import (Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise,
+                   Return, Tape)
+
+__all__ = ["format_tape", "format_node", "short_repr", "ref"]
+
+BINARY_SYMBOLS = {
+    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+    operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.matmul: "@",
+    operator.lshift: "<<", operator.rshift: ">>", operator.and_: "&", operator.or_: "|",
+    operator.xor: "^", operator.iadd: "+=", operator.isub: "-=", operator.imul: "*=",
+    operator.itruediv: "/=", operator.ifloordiv: "//=", operator.imod: "%=", operator.ipow: "**=",
+    operator.imatmul: "@=", operator.ilshift: "<<=", operator.irshift: ">>=", operator.iand: "&=",
+    operator.ior: "|=", operator.ixor: "^=", operator.lt: "<", operator.le: "<=",
+    operator.eq: "==", operator.ne: "!=", operator.gt: ">", operator.ge: ">=",
+    operator.is_: "is", operator.is_not: "is not",
+}
+UNARY_SYMBOLS = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
+
+
+def short_repr(value, width: int = 60) -> str:
+    """A one-line repr: floats to 4 significant digits, arrays as shape/dtype, long text cut."""
+    if isinstance(value, float):
+        return format(value, ".4g")
+    if isinstance(value, np.ndarray):
+        if value.size <= 4:
+            text = np.array2string(value, precision=4, separator=", ").replace("\n", "")
+            return f"array({text})"
+        return f"array(shape={value.shape}, dtype={value.dtype})"
+    if isinstance(value, BaseException):
+        text = f"{type(value).__name__}({', '.join(short_repr(a, 30) for a in value.args)})"
+    else:
+        try:
+            text = repr(value)
+        except Exception as exc:  # a user's __repr__ may fail; the dump must not
+            text = f"<{type(value).__name__}: repr failed: {type(exc).__name__}>"
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def ref(node: Node) -> str:
+    """How a node is referred to from another line: @i, or a literal's repr inline."""
+    if isinstance(node, Constant) and node.tape is None:
+        return short_repr(node.value, 30)
+    return f"@{node.index}"
+
+
+def _call_text(n: PrimitiveCall) -> str:
+    args = [ref(a) for a in n.args]
+    fn = n.fn
+    if not n.kwargs and len(args) == 2 and fn in BINARY_SYMBOLS:
+        return f"{args[0]} {BINARY_SYMBOLS[fn]} {args[1]}"
+    if not n.kwargs and len(args) == 1 and fn in UNARY_SYMBOLS:
+        return f"{UNARY_SYMBOLS[fn]}{args[0]}"
+    if fn is operator.contains and len(args) == 2:
+        return f"{args[1]} in {args[0]}"
+    if fn is operator.getitem and len(args) == 2:
+        return f"{args[0]}[{args[1]}]"
+    if fn is operator.setitem and len(args) == 3:
+        return f"{args[0]}[{args[1]}] = {args[2]}"
+    if fn is operator.delitem and len(args) == 2:
+        return f"del {args[0]}[{args[1]}]"
+    if fn in (getattr, setattr, delattr) and len(args) >= 2 and isinstance(n.args[1], Constant):
+        attr = f"{args[0]}.{n.args[1].value}"
+        if fn is getattr:
+            return attr
+        return f"{attr} = {args[2]}" if fn is setattr else f"del {attr}"
+    rest = args + [f"{k}={ref(v)}" for k, v in n.kwargs.items()]
+    if n.method and args:
+        return f"{args[0]}.{n.fn_name}({', '.join(rest[1:])})"
+    callee = n.fn_name if n.fn_node is None else f"{n.fn_name}<{ref(n.fn_node)}>"
+    return f"{callee}({', '.join(rest)})"
+
+
+def format_node(n: Node) -> str:
+    """One line for one node (without indentation or its child tape)."""
+    head = f"@{n.index}: "
+    loc = f"[L{n.line}] " if n.line is not None else ""
+    if isinstance(n, Argument):
+        src = ""
+        return f"{head}Argument {n.name} = {short_repr(n.value)}{src}"
+    if isinstance(n, Constant):
+        return f"{head}{loc}Constant {n.name} = {short_repr(n.value)}"
+    if isinstance(n, PrimitiveCall):
+        if n.mutates is not None:
+            return f"{head}{loc}{_call_text(n)} ⇒ {short_repr(n.value)}"
+        return f"{head}{loc}{_call_text(n)} = {short_repr(n.value)}"
+    if isinstance(n, Branch):
+        if n.op == "exhausted":
+            why = f"{ref(n.inputs[0])} exhausted"
+        elif n.op is None:
+            why = f"{ref(n.inputs[0])} == {n.taken}"
+        elif n.op == "is None":
+            why = f"{ref(n.inputs[0])} is None == {n.taken}"
+        elif n.op == "in" or n.op == "not in":
+            why = f"{ref(n.inputs[0])} {n.op} {ref(n.inputs[1])} == {n.taken}"
+        else:
+            why = f"{ref(n.inputs[0])} {n.op} {ref(n.inputs[1])} == {n.taken}"
+        return f"{head}goto §{n.target} since {why}"
+    if isinstance(n, Phi):
+        return f"{head}φ {n.name} = {ref(n.source)} (from §{n.edge[0]})"
+    if isinstance(n, Return):
+        return f"{head}return {ref(n.inputs[0])} = {short_repr(n.value)}"
+    if isinstance(n, Raise):
+        return f"{head}{loc}raise {short_repr(n.value)}"
+    return f"{head}{n.kind}"
+
+
+def format_tape(tape: Tape, indent: str = "    ") -> str:
+    """The whole dump; literal constants are shown inline, not as lines of their own."""
+    lines: list[str] = []
+
+    def emit(t: Tape, depth: int):
+        for n in t.nodes:
+            lines.append(indent * depth + format_node(n))
+            if isinstance(n, NestedCall) and n.child is not None:
+                emit(n.child, depth + 1)
+
+    emit(tape, 0)
+    return "\n".join(lines)

@@ -1,0 +1,163 @@
+"""Runtime of a traced run: the event log, frame entry, and the call hook.
+
+Instrumented code appends raw events to one flat list per run (a C-level ``list.append`` kept
+in a hidden slot at the bottom of each traced frame's value stack; no extra locals, so
+``locals()`` is unchanged). Nodes are built from the log afterwards (``replay``), which keeps the
+probes cheap. Events are: an ``EntryMark`` and the tuple of argument values when a traced frame
+starts, a ``BlockMark`` when a marked block is entered (a handler's mark is followed by the
+exception), the callable of each call (logged by the hook), and the values of probed
+instructions (see ``instrument.py311``).
+
+The hook decides, per call, whether to recurse: it returns the callable itself (primitive) or
+an instrumented copy (traced). The user's call still runs in the user's frame.
+"""
+from __future__ import annotations
+
+import threading
+import types
+
+__all__ = ["BlockMark", "EntryMark", "Run", "enter", "current_run", "activate", "Missing"]
+
+_state = threading.local()
+
+
+class BlockMark:
+    """Logged on entry to a marked block of an instrumented code object."""
+
+    __slots__ = ("info", "block", "handler")
+
+    def __init__(self, info, block: int, handler: bool):
+        self.info, self.block, self.handler = info, block, handler
+
+    def __repr__(self):
+        return f"<mark {self.info.code.co_name} §{self.block}>"
+
+
+class EntryMark:
+    """Logged first by a traced frame; the next event is the tuple of its arguments."""
+
+    __slots__ = ("info",)
+
+    def __init__(self, info):
+        self.info = info
+
+    def __repr__(self):
+        return f"<entry {self.info.code.co_qualname}>"
+
+
+MARK_TYPES = (BlockMark, EntryMark)
+
+
+class Missing(Exception):
+    """Raised while reading a log: the event an instruction should have logged is absent, so
+    the instruction raised."""
+
+
+class Level:
+    """Decisions for calls made from traced frames at one call depth."""
+
+    __slots__ = ("run", "depth", "memo", "append")
+
+    def __init__(self, run: "Run", depth: int):
+        self.run, self.depth, self.memo = run, depth, {}
+        self.append = run.log.append
+
+    def hook(self, f):
+        """Log the callable; return it (primitive) or its instrumented copy (traced)."""
+        self.append(f)
+        try:
+            return self.memo[f]
+        except Exception:                # a miss, or an unhashable / oddly comparing callable
+            return self.run.decide(f, self)
+
+
+class Run:
+    """One ``track`` call: its log, context and per-depth decisions."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.log: list = []
+        self.levels: list[Level] = []
+        self.next_depth = 0
+        self.functions: dict = {}       # id(function) -> (function, instrumented copy)
+        self.unsupported: dict = {}     # code -> reason it was not instrumented
+
+    def level(self, depth: int) -> Level:
+        while len(self.levels) <= depth:
+            self.levels.append(Level(self, len(self.levels)))
+        return self.levels[depth]
+
+    def decide(self, f, level: Level):
+        """Primitive decisions are memoised per level; traced ones set the callee's depth."""
+        target = f.__func__ if type(f) is types.MethodType else f
+        if type(target) is types.FunctionType and not self.ctx.is_primitive(target, level.depth + 1):
+            traced = self.instrumented_function(target)
+            if traced is not None:
+                self.next_depth = level.depth + 1
+                return traced if target is f else types.MethodType(traced, f.__self__)
+        try:
+            level.memo[f] = f
+        except Exception:
+            pass                         # unhashable callables are decided each time
+        return f
+
+    def instrumented_function(self, fn: types.FunctionType):
+        """A copy of ``fn`` running instrumented code, or None when it cannot be traced."""
+        hit = self.functions.get(id(fn))
+        if hit is not None and hit[0] is fn:
+            return hit[1]
+        from .instrument import instrument
+        info = instrument(fn.__code__)
+        if info.error is not None:
+            self.unsupported[fn.__code__] = info.error
+            self.functions[id(fn)] = (fn, None)
+            return None
+        copy = types.FunctionType(info.new_code, fn.__globals__, fn.__name__, fn.__defaults__,
+                                  fn.__closure__)
+        copy.__kwdefaults__ = fn.__kwdefaults__
+        copy.__qualname__ = fn.__qualname__
+        copy.__dict__.update(fn.__dict__)
+        copy.__wrapped_by_dcgraph__ = fn
+        self.functions[id(fn)] = (fn, copy)
+        return copy
+
+
+def _discard(_value):
+    return None
+
+
+def _identity(f):
+    return f
+
+
+def enter(mark: EntryMark, args: tuple):
+    """Called by every instrumented frame on entry: log the entry, return (append, hook)."""
+    run = getattr(_state, "run", None)
+    if run is None:   # instrumented code never runs outside track; stay harmless if it does
+        return _discard, _identity
+    run.log.append(mark)
+    run.log.append(args)
+    depth, run.next_depth = run.next_depth, 0
+    level = run.level(depth)
+    return level.append, level.hook
+
+
+def current_run() -> Run | None:
+    return getattr(_state, "run", None)
+
+
+class activate:
+    """Context manager making ``run`` the current thread's active run (restoring the previous:
+    a ``track`` inside a traced function starts an independent run)."""
+
+    def __init__(self, run: Run):
+        self.run = run
+
+    def __enter__(self):
+        self.previous = getattr(_state, "run", None)
+        _state.run = self.run
+        return self.run
+
+    def __exit__(self, *exc):
+        _state.run = self.previous
+        return False

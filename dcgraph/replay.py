@@ -1,0 +1,322 @@
+"""Building tapes from a run's event log.
+
+The replay walks each traced frame's instructions along the blocks the log says ran, keeping a
+stack and locals of *nodes* in step with the real frame. Probed instructions take their values
+from the log; pure stack and local shuffles need none. Opcode meanings live in the version
+module (``instrument.semantics311``); this module drives frames, calls, blocks, phis and
+exceptions, and keeps the cross-frame maps: the latest version of each mutated container and
+the last writer of each global and closure cell.
+
+An expected event that is absent means the instruction raised: the frame's exception table
+says whether the frame caught it (the log then holds the handler's mark and the exception) or
+it left the frame (a ``Raise`` node, and the caller's call instruction raised in turn).
+"""
+from __future__ import annotations
+
+import types
+
+from .instrument.semantics311 import HANDLERS, Folded, NULL, Placeholder
+from .recorder import MARK_TYPES, EntryMark, Missing
+from .tape import (Argument, Branch, Constant, Location, NestedCall, Node, Phi, PrimitiveCall,
+                   Raise, Return, Tape)
+from . import ops
+
+__all__ = ["Replay", "ReplayError"]
+
+
+class ReplayError(RuntimeError):
+    """The log and the code disagree: a dcgraph bug; the message says where."""
+
+
+class Returned(Exception):
+    """The frame executed RETURN_VALUE."""
+
+
+class Replay:
+    """One run's log, read once from the start."""
+
+    def __init__(self, log: list, ctx, final_exc: BaseException | None):
+        self.log, self.pos, self.ctx, self.final_exc = log, 0, ctx, final_exc
+        self.versions: dict = {}       # id(container) -> latest node that mutated it
+        self.writers: dict = {}        # id(cell) or (filename, name) -> node last stored there
+        self.pending_raises: list = []
+        self.int_literals: dict = {}
+
+    # -- events ------------------------------------------------------------------------------
+    def take(self):
+        pos = self.pos
+        if pos >= len(self.log):
+            raise Missing
+        event = self.log[pos]
+        if type(event) in MARK_TYPES:
+            raise Missing
+        self.pos = pos + 1
+        return event
+
+    def peek(self):
+        return self.log[self.pos] if self.pos < len(self.log) else None
+
+    def take_mark(self, mark):
+        if self.peek() is not mark:
+            raise ReplayError(f"expected {mark!r} at event {self.pos}, found {self.peek()!r}")
+        self.pos += 1
+
+    def exception_caught(self, exc):
+        for node in self.pending_raises:
+            node.value = exc
+        self.pending_raises.clear()
+
+    def literal(self, value) -> Constant:
+        """A shared literal for small ints and names made up by the replay."""
+        key = (type(value), value)
+        c = self.int_literals.get(key)
+        if c is None:
+            c = self.int_literals[key] = Constant(None, value)
+        return c
+
+    def finish(self, tape: Tape):
+        self.exception_caught(self.final_exc)
+        if self.pos != len(self.log):
+            raise ReplayError(f"{len(self.log) - self.pos} events left unread after the root frame")
+
+    def resolve(self, node):
+        """The latest version of the container ``node`` holds (or ``node`` itself)."""
+        if self.versions:
+            v = self.versions.get(id(node.value))
+            if v is not None and v.value is node.value:
+                return v
+        return node
+
+
+class Frame:
+    """The replay of one traced frame into ``tape``."""
+
+    def __init__(self, replay: Replay, info, tape: Tape):
+        self.r, self.info, self.tape = replay, info, tape
+        self.s = info.structure
+        self.stack: list = []
+        self.locals: dict = {}
+        self.kwnames: tuple = ()
+        self.next_block: int | None = None
+        self.raising: tuple = ()
+        self.globals_seen: dict = {}
+        self.steps: dict = {}          # id(iterator node) -> items drawn so far
+        self.locs: dict = {}
+
+    # -- helpers the opcode handlers use ----------------------------------------------------
+    def loc(self, i: int) -> Location:
+        loc = self.locs.get(i)
+        if loc is None:
+            loc = self.locs[i] = Location(self.info.code, self.info.offsets[i], self.info.lines[i])
+        return loc
+
+    def use(self):
+        """Pop a node for use as an input (resolved to the container's latest version)."""
+        n = self.stack.pop()
+        return self.r.resolve(n) if isinstance(n, Node) else n
+
+    def add(self, node: Node) -> Node:
+        return self.tape.append(node)
+
+    def call(self, fn, args, value, i: int, mutated: int | None = None) -> Node:
+        node = self.add(PrimitiveCall(fn, args, None, value, self.loc(i)))
+        if mutated is not None:
+            self.mutation(node, mutated)
+        return node
+
+    def mutation(self, node: PrimitiveCall, k: int) -> None:
+        container = node.args[k].value
+        node.mutates, node.result, node.value = container, node.value, container
+        self.r.versions[id(container)] = node
+
+    def constant(self, name, value, i: int | None) -> Constant:
+        return self.add(Constant(name, value, self.loc(i) if i is not None else None))
+
+    # -- the frame ---------------------------------------------------------------------------
+    def enter(self, positional, keywords, bound_self: bool):
+        """Consume the argument tuple and create the Argument nodes."""
+        values = self.r.take()
+        code, params = self.info.code, self.info.params
+        argc, kwonly = code.co_argcount, code.co_kwonlyargcount
+        if positional is not None and bound_self:
+            positional = [None] + list(positional)
+        named = set(params[: argc + kwonly])
+        for j, p in enumerate(params):
+            src = None
+            if positional is not None:
+                if j < argc:
+                    src = positional[j] if j < len(positional) else keywords.get(p)
+                elif j < argc + kwonly:
+                    src = keywords.get(p)
+                elif j == argc + kwonly and code.co_flags & 0x04:
+                    src = tuple(positional[argc:])
+                else:
+                    src = {k: v for k, v in keywords.items() if k not in named}
+            node = self.add(Argument(p, values[j], src))
+            self.locals[p] = node
+        for p, cell in zip(self.info.cell_params, values[len(params):]):
+            self.r.writers[id(cell)] = self.locals[p]
+
+    def run(self) -> None:
+        s, instrs, marks = self.s, self.s.instrs, self.info.marks
+        bi = 0
+        while True:
+            block = s.blocks[bi]
+            self.next_block = block.fall
+            i = block.start
+            try:
+                for i in range(block.start, block.end):
+                    ins = instrs[i]
+                    HANDLERS[ins.name](self, ins, i)
+            except Missing:
+                handler = self.exception_at(i)
+                if handler is None:
+                    return
+                bi = handler
+                continue
+            except Returned:
+                return
+            nxt = self.next_block
+            if nxt is None:
+                raise ReplayError(f"{self.info.code.co_qualname}: fell off block §{bi}")
+            if marks[nxt] is not None and not s.blocks[nxt].handler:
+                self.r.take_mark(marks[nxt])
+            for var in s.blocks[nxt].phis:
+                self.phi(var, (bi, nxt))
+            bi = nxt
+
+    def phi(self, var, edge) -> None:
+        if isinstance(var, str):
+            src = self.locals.get(var)
+            if isinstance(src, Node):
+                self.locals[var] = self.add(Phi(var, self.r.resolve(src), edge))
+        else:
+            j = var[1]
+            src = self.stack[j] if j < len(self.stack) else None
+            if isinstance(src, Node):
+                self.stack[j] = self.add(Phi(f"stack[{j}]", self.r.resolve(src), edge))
+
+    def branch(self, i: int, tested, jump_block: int, fall_block: int | None, jumped: bool,
+               taken, op=None) -> None:
+        target = jump_block if jumped else fall_block
+        edge = (self.s.block_of[i], target)
+        if isinstance(tested, Folded):
+            self.add(Branch(edge, tested.inputs, taken, tested.op, self.loc(i)))
+        elif isinstance(tested, Node):
+            self.add(Branch(edge, (self.r.resolve(tested),), taken, op, self.loc(i)))
+        self.next_block = target
+
+    def direction(self, block_index: int) -> bool:
+        """Did the conditional jump ending ``block_index`` jump? (Read from the next mark.)"""
+        block = self.s.blocks[block_index]
+        ev = self.r.peek()
+        marks = self.info.marks
+        if ev is marks[block.jump]:
+            return True
+        if block.fall is not None and ev is marks[block.fall]:
+            return False
+        raise Missing   # testing the value raised
+
+    def exception_at(self, i: int) -> int | None:
+        """Instruction ``i`` raised: enter this frame's handler, or end the frame with Raise."""
+        h = self.s.handler_of[i]
+        mark = self.info.marks[h] if h is not None else None
+        if mark is not None and self.r.peek() is mark:
+            self.r.pos += 1
+            exc = self.r.log[self.r.pos]
+            self.r.pos += 1
+            self.r.exception_caught(exc)
+            depth, lasti = self.s.blocks[h].handler
+            del self.stack[depth:]
+            if lasti:
+                self.stack.append(self.r.literal(-1))
+            self.stack.append(self.constant("exception", exc, i))
+            self.raising = ()
+            return h
+        inputs = tuple(n for n in self.raising if isinstance(n, Node))
+        node = self.add(Raise(inputs, None, self.loc(i)))
+        self.tape.raised = True
+        self.r.pending_raises.append(node)
+        return None
+
+    def do_return(self, i: int) -> None:
+        value = self.use()
+        self.add(Return((value,), value.value, self.loc(i)))
+        self.tape.result = value.value
+        raise Returned
+
+    # -- calls -------------------------------------------------------------------------------
+    def do_call(self, i: int, callee, args: list, kwargs: dict) -> None:
+        """The callable was logged by the hook; a traced callee's entry mark may follow."""
+        f = self.r.take()
+        fn, fn_node, method = f, None, False
+        if isinstance(callee, Placeholder):
+            if callee.obj is not None:
+                fn, fn_node, method, args = self._method(i, f, callee, args)
+        elif isinstance(callee, Node) and not (isinstance(callee, Constant) and callee.tape is None):
+            fn_node = callee
+        ev = self.r.peek()
+        if type(ev) is EntryMark:
+            self.nested_call(i, ev, f, fn, fn_node, method, args, kwargs)
+            return
+        value = self.r.take()
+        node = self.add(PrimitiveCall(fn, args, kwargs, value, self.loc(i), fn_node, method))
+        k = ops.mutated_argument(fn)
+        if k is not None and k < len(args) and not isinstance(args[k], Constant):
+            self.mutation(node, k)
+            if value is not None and value is not node.value:
+                self.stack.append(self.call(ops.call_result, (node,), value, i))
+            else:
+                self.stack.append(self.r.literal(None) if value is None else node)
+            return
+        self.stack.append(node)
+
+    def _method(self, i, f, callee, args):
+        """Normalise ``obj.name(...)``: a method of obj's type with obj as argument 0."""
+        obj = callee.obj
+        owner = getattr(f, "__self__", None)
+        if owner is obj.value and not isinstance(owner, types.ModuleType):
+            if type(f) is types.MethodType:
+                return f.__func__, None, True, [obj] + args
+            descriptor = getattr(type(owner), callee.name, None)
+            if descriptor is not None and callable(descriptor) and not isinstance(owner, type):
+                return descriptor, None, True, [obj] + args
+        if isinstance(obj.value, types.ModuleType):
+            return f, None, False, args
+        getter = self.call(getattr, (obj, self.r.literal(callee.name)), f, i)
+        return f, getter, False, args
+
+    def nested_call(self, i, ev, f, fn, fn_node, method, args, kwargs) -> None:
+        node = self.add(NestedCall(fn, args, kwargs, None, self.loc(i), fn_node, method))
+        target = f.__func__ if type(f) is types.MethodType else f
+        child = Tape(ev.info.code, target, parent=node)
+        node.child = child
+        self.r.pos += 1
+        frame = Frame(self.r, ev.info, child)
+        frame.enter(args, kwargs, bound_self=type(f) is types.MethodType and not method)
+        frame.run()
+        value = self.r.take()          # Missing here: the callee raised, so does this call
+        node.value = node.result = value
+        self.stack.append(node)
+
+    def star_arguments(self, i: int, node) -> list:
+        """Nodes for the elements of a ``*args`` tuple (the tuple's own inputs when it was
+        built here, else ``getitem`` projections)."""
+        if isinstance(node, PrimitiveCall) and node.fn in (ops.build_tuple, tuple) \
+                and node.fn is ops.build_tuple and len(node.args) == len(node.value):
+            return list(node.args)
+        value = node.value
+        if isinstance(value, (tuple, list)):
+            return [self.call(__import__("operator").getitem, (node, self.r.literal(k)), v, i)
+                    for k, v in enumerate(value)]
+        return [node]
+
+    def star_keywords(self, i: int, node) -> dict:
+        value = node.value
+        if isinstance(node, PrimitiveCall) and node.fn is ops.build_const_key_dict:
+            return dict(zip(node.args[-1].value, node.args[:-1]))
+        if isinstance(value, dict):
+            import operator
+            return {k: self.call(operator.getitem, (node, self.r.literal(k)), v, i)
+                    for k, v in value.items()}
+        return {}

@@ -1,0 +1,412 @@
+"""The tape: a nested Wengert list of what one traced frame did.
+
+Node kinds (a closed set; every node is exactly one of them):
+
+=============  =================================================================================
+kind           meaning
+=============  =================================================================================
+Argument       a parameter of the traced frame; ``source`` is the caller's node bound to it
+               (a node, a tuple of nodes for ``*args``, a dict for ``**kwargs``, or None for a
+               default value or a root argument)
+Constant       a literal or a global/closure value that a recorded node used. Literals are
+               shared per code site, belong to no tape (``tape is None``) and print inline.
+PrimitiveCall  a call not traced into. Operators are calls too (``operator.add``,
+               ``operator.getitem``, ``operator.setitem``, ``getattr``, ...). ``fn`` is the callable
+               (for a method call: the function looked up on the type, with ``self`` as
+               ``args[0]`` and ``method`` set), ``args``/``kwargs`` the input nodes.
+NestedCall     a call traced into; as PrimitiveCall plus ``child``, the callee's Tape
+Branch         control transferred along ``edge = (from_block, to_block)`` because a test had
+               truth value ``taken``: the truth of ``inputs[0]`` (``op`` None), a comparison
+               folded in (``op`` is '<', 'is', 'in', 'exception matches', ...: the compare that
+               fed the jump is not a node of its own), or ``op == 'exhausted'`` for a ``for``
+               loop's iterator ``inputs[0]`` running out
+Phi            a local or stack value merged at a block entry: ``source`` is the incoming node
+               along the edge ``edge = (from_block, to_block)`` actually taken
+Return         the value returned by the frame (``inputs[0]``)
+Raise          an exception leaving the frame (``value`` is the exception)
+=============  =================================================================================
+
+Every node has ``tape``, ``index`` (position in its tape), ``inputs`` (the nodes it used, in the
+same tape or earlier in execution order), ``value`` (by reference), ``loc`` (a ``Location``) and
+``meta``, a dict created on first access, where consumers (the backward pass, random-variable
+analysis, Gen, BUGS) write.
+
+Mutation is explicit: a node that mutates a container (``operator.setitem``, ``list.append``, an
+in-place operator, ...) has ``mutates`` set to the container and becomes its latest *version*:
+later nodes that use the container take that node as input, so reads depend on the writes
+before them. The value of a mutating node is the container; ``result`` holds what the call
+returned. Values are recorded by reference: a container shows its final state.
+"""
+from __future__ import annotations
+
+import linecache
+from typing import Any, Callable, Iterator
+
+__all__ = ["Location", "Node", "Argument", "Constant", "PrimitiveCall", "NestedCall", "Branch",
+           "Phi", "Return", "Raise", "Tape", "LintError", "NODE_KINDS"]
+
+
+class Location:
+    """Where a node was recorded: code object, bytecode offset, source line."""
+
+    __slots__ = ("code", "offset", "line")
+
+    def __init__(self, code, offset: int | None, line: int | None):
+        self.code, self.offset, self.line = code, offset, line
+
+    @property
+    def filename(self) -> str:
+        return self.code.co_filename if self.code is not None else "?"
+
+    @property
+    def source(self) -> str:
+        """The source line's text, stripped ('' when unavailable)."""
+        if self.code is None or self.line is None:
+            return ""
+        return linecache.getline(self.code.co_filename, self.line).strip()
+
+    def __repr__(self):
+        return f"{self.filename}:{self.line}"
+
+
+class Node:
+    """Base of the node kinds; see the module docstring for the closed set."""
+
+    __slots__ = ("tape", "index", "inputs", "value", "loc", "_meta")
+    kind = "Node"
+
+    def __init__(self, inputs: tuple, value: Any, loc: Location | None = None):
+        self.tape: Tape | None = None
+        self.index: int = -1
+        self.inputs = inputs
+        self.value = value
+        self.loc = loc
+        self._meta = None
+
+    @property
+    def meta(self) -> dict:
+        """Metadata written by consumers, created on first access."""
+        if self._meta is None:
+            self._meta = {}
+        return self._meta
+
+    @property
+    def has_meta(self) -> bool:
+        return bool(self._meta)
+
+    @property
+    def line(self) -> int | None:
+        return self.loc.line if self.loc is not None else None
+
+    def order_key(self) -> tuple:
+        """Execution order: compares nodes across nested tapes (call site indices, then own)."""
+        key = [self.index]
+        tape = self.tape
+        while tape is not None and tape.parent is not None:
+            key.append(tape.parent.index)
+            tape = tape.parent.tape
+        return tuple(reversed(key))
+
+    def __repr__(self):
+        return f"<{self.kind} @{self.index}>"
+
+
+class Argument(Node):
+    __slots__ = ("name", "source")
+    kind = "Argument"
+
+    def __init__(self, name: str, value, source=None, loc=None):
+        super().__init__((), value, loc)
+        self.name, self.source = name, source
+
+    def source_nodes(self) -> tuple:
+        """The caller's nodes bound to this parameter, flattened."""
+        s = self.source
+        if s is None:
+            return ()
+        if isinstance(s, Node):
+            return (s,)
+        return tuple(s.values()) if isinstance(s, dict) else tuple(s)
+
+
+class Constant(Node):
+    __slots__ = ("name",)
+    kind = "Constant"
+
+    def __init__(self, name: str | None, value, loc=None):
+        super().__init__((), value, loc)
+        self.name = name
+
+    @property
+    def is_literal(self) -> bool:
+        return self.tape is None
+
+
+class PrimitiveCall(Node):
+    __slots__ = ("fn", "fn_node", "args", "kwargs", "method", "mutates", "result")
+    kind = "PrimitiveCall"
+
+    def __init__(self, fn, args: tuple, kwargs: dict | None, value, loc=None, fn_node=None,
+                 method=False):
+        kwargs = kwargs or {}
+        inputs = ((fn_node,) if fn_node is not None else ()) + tuple(args) + tuple(kwargs.values())
+        super().__init__(inputs, value, loc)
+        self.fn, self.fn_node, self.args, self.kwargs = fn, fn_node, tuple(args), kwargs
+        self.method = method
+        self.mutates = None
+        self.result = value
+
+    @property
+    def fn_name(self) -> str:
+        fn = self.fn
+        name = getattr(fn, "__name__", None)
+        return name if isinstance(name, str) else type(fn).__name__
+
+
+class NestedCall(PrimitiveCall):
+    __slots__ = ("child",)
+    kind = "NestedCall"
+
+    def __init__(self, fn, args, kwargs, value, loc=None, fn_node=None, method=False):
+        super().__init__(fn, args, kwargs, value, loc, fn_node, method)
+        self.child: Tape | None = None
+
+
+class Branch(Node):
+    __slots__ = ("target", "edge", "op", "taken")
+    kind = "Branch"
+
+    def __init__(self, edge: tuple, inputs: tuple, taken, op: str | None = None, loc=None):
+        super().__init__(tuple(inputs), taken, loc)
+        self.edge, self.target, self.op, self.taken = edge, edge[1], op, taken
+
+    @property
+    def cond(self) -> Node | None:
+        """The node whose truth value was tested (None when a comparison was folded in)."""
+        return self.inputs[0] if self.op is None and self.inputs else None
+
+
+class Phi(Node):
+    __slots__ = ("name", "source", "edge")
+    kind = "Phi"
+
+    def __init__(self, name: str, source: Node, edge: tuple, loc=None):
+        super().__init__((source,), source.value, loc)
+        self.name, self.source, self.edge = name, source, edge
+
+
+class Return(Node):
+    __slots__ = ()
+    kind = "Return"
+
+
+class Raise(Node):
+    __slots__ = ()
+    kind = "Raise"
+
+
+NODE_KINDS = (Argument, Constant, PrimitiveCall, NestedCall, Branch, Phi, Return, Raise)
+
+
+class LintError(AssertionError):
+    """A tape invariant does not hold; the message names the tape and node."""
+
+
+class Tape:
+    """The nodes one traced frame recorded, in execution order; nested calls own child tapes.
+
+    A tape may be *lazy*: ``track`` returns it before its nodes are built from the event log;
+    the first access builds every tape of the run at once.
+    """
+
+    def __init__(self, code=None, fn=None, parent: NestedCall | None = None):
+        self.code, self.fn, self.parent = code, fn, parent
+        self._nodes: list[Node] = []
+        self._build: Callable[[], None] | None = None
+        self.result = None      # the frame's return value (or the exception it raised)
+        self.raised = False
+
+    # -- building -------------------------------------------------------------------------
+    def append(self, node: Node) -> Node:
+        node.tape, node.index = self, len(self._nodes)
+        self._nodes.append(node)
+        return node
+
+    @property
+    def nodes(self) -> list[Node]:
+        if self._build is not None:
+            build, self._build = self._build, None
+            build()
+        return self._nodes
+
+    # -- sequence protocol ---------------------------------------------------------------
+    def __len__(self):
+        return len(self.nodes)
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes)
+
+    def __getitem__(self, i):
+        return self.nodes[i]
+
+    @property
+    def name(self) -> str:
+        if self.fn is not None:
+            return getattr(self.fn, "__qualname__", None) or getattr(self.fn, "__name__", "?")
+        return self.code.co_qualname if self.code is not None else "<tape>"
+
+    @property
+    def depth(self) -> int:
+        d, t = 0, self
+        while t.parent is not None:
+            d, t = d + 1, t.parent.tape
+        return d
+
+    @property
+    def root(self) -> "Tape":
+        t = self
+        while t.parent is not None:
+            t = t.parent.tape
+        return t
+
+    @property
+    def arguments(self) -> list[Argument]:
+        return [n for n in self.nodes if isinstance(n, Argument)]
+
+    @property
+    def returned(self) -> Node | None:
+        last = self.nodes[-1] if self.nodes else None
+        return last if isinstance(last, (Return, Raise)) else None
+
+    # -- navigation ------------------------------------------------------------------------
+    def walk(self) -> Iterator[Node]:
+        """Every node depth-first in execution order; a NestedCall comes before its child's."""
+        for node in self.nodes:
+            yield node
+            if isinstance(node, NestedCall) and node.child is not None:
+                yield from node.child.walk()
+
+    def users(self, node: Node) -> list[Node]:
+        """Nodes (anywhere under this tape) that take ``node`` as an input or an argument source."""
+        out = []
+        for n in self.walk():
+            if any(i is node for i in n.inputs):
+                out.append(n)
+            elif isinstance(n, Argument) and any(s is node for s in n.source_nodes()):
+                out.append(n)
+        return out
+
+    def slice(self, node: Node) -> list[Node]:
+        """Backward data-flow slice: ``node`` and every node it depends on, in execution order.
+
+        Follows inputs, argument sources into callers, and nested calls through their child's
+        return. A read ``c[k]`` of a container version written by ``c[k2] = v`` with a different
+        constant key skips ``v`` (writes to other keys are not dependencies).
+        """
+        seen: dict[int, Node] = {}
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if id(n) in seen:
+                continue
+            seen[id(n)] = n
+            stack.extend(_dependencies(n))
+        return sorted(seen.values(), key=Node.order_key)
+
+    def find(self, fn=None, kind=None, name=None, line=None,
+             where: Callable[[Node], bool] | None = None) -> list[Node]:
+        """Nodes under this tape matching all given criteria (callable or its name, kind, ...)."""
+        out = []
+        for n in self.walk():
+            if kind is not None and not (n.kind == kind or (isinstance(kind, type) and isinstance(n, kind))):
+                continue
+            if fn is not None:
+                if not isinstance(n, PrimitiveCall):
+                    continue
+                if isinstance(fn, str) and n.fn_name != fn and getattr(n.fn, "__qualname__", None) != fn:
+                    continue
+                if not isinstance(fn, str) and n.fn is not fn:
+                    continue
+            if name is not None and getattr(n, "name", None) != name:
+                continue
+            if line is not None and n.line != line:
+                continue
+            if where is not None and not where(n):
+                continue
+            out.append(n)
+        return out
+
+    @staticmethod
+    def path(node: Node) -> list[NestedCall]:
+        """The call sites from the root tape down to the tape holding ``node``."""
+        sites, tape = [], node.tape
+        while tape is not None and tape.parent is not None:
+            sites.append(tape.parent)
+            tape = tape.parent.tape
+        return list(reversed(sites))
+
+    @staticmethod
+    def address(node: Node) -> str:
+        """Hierarchical address ``root/L7/geom/L4/random``: call sites, then the node's own name."""
+        parts = []
+        for site in Tape.path(node):
+            parts += [f"L{site.line}", site.fn_name]
+        if isinstance(node, PrimitiveCall):
+            parts += [f"L{node.line}", node.fn_name]
+        else:
+            parts.append(f"@{node.index}")
+        root = node.tape.root.name if node.tape is not None else "?"
+        return "/".join([root] + parts)
+
+    # -- checks and views ------------------------------------------------------------------
+    def lint(self) -> None:
+        """Check the invariants of this tape and all nested ones; raise LintError on the first
+        violation: indices, references to earlier nodes, argument sources in the caller,
+        phi/branch consistency, and every tape ending in Return or Raise."""
+        from .lint import lint_tape
+        lint_tape(self)
+
+    def __str__(self):
+        from .printing import format_tape
+        return format_tape(self)
+
+    def __repr__(self):
+        built = self._build is None
+        size = f"{len(self._nodes)} nodes" if built else "not yet built"
+        return f"<Tape {self.name}: {size}>"
+
+
+def _dependencies(n: Node):
+    """The nodes ``n`` depends on for slicing (see ``Tape.slice``)."""
+    if isinstance(n, Argument):
+        yield from n.source_nodes()
+        return
+    if isinstance(n, NestedCall) and n.child is not None and n.child.returned is not None:
+        yield n.child.returned
+        # arguments are reached through the child's Argument sources; the callable too:
+        if n.fn_node is not None:
+            yield n.fn_node
+        if isinstance(n.child.returned, Raise):
+            yield from n.inputs
+        return
+    if isinstance(n, PrimitiveCall) and _is_read_of_other_key(n):
+        container, key = n.args
+        while _is_read_of_other_key(n, container):
+            container = container.args[0]   # the version before the unrelated write
+        yield container
+        yield from n.inputs[1:]
+        return
+    yield from n.inputs
+
+
+def _is_read_of_other_key(n: PrimitiveCall, container: Node | None = None) -> bool:
+    """Is ``n`` a read ``c[k]`` of a version written by ``c[k2] = v`` with constant k != k2?"""
+    import operator
+    if n.fn is not operator.getitem or len(n.args) != 2:
+        return False
+    c = n.args[0] if container is None else container
+    k = n.args[1]
+    if not (isinstance(c, PrimitiveCall) and c.fn is operator.setitem and len(c.args) == 3):
+        return False
+    k1, k2 = c.args[1].value, k.value
+    return type(k1) in (int, str) and type(k2) in (int, str) and k1 != k2

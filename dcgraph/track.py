@@ -1,0 +1,79 @@
+"""``track(f, *args, **kwargs)``: run ``f`` instrumented and return its result and tape."""
+from __future__ import annotations
+
+import types
+
+from .context import Context
+from .recorder import EntryMark, Run, activate
+from .replay import Frame, Replay
+from .tape import Argument, Constant, PrimitiveCall, Raise, Return, Tape
+
+__all__ = ["track"]
+
+
+def track(f, *args, ctx: Context | None = None, **kwargs):
+    """Run ``f(*args, **kwargs)`` recording a control-flow tape; return ``(result, tape)``.
+
+    The tape's nodes are built from the run's event log on first access. An exception raised by
+    ``f`` propagates unchanged, with the (partial) tape attached as its ``tape`` attribute.
+    Tracing never changes what ``f`` does; calls the context does not trace are recorded as
+    primitive calls.
+    """
+    ctx = ctx if ctx is not None else Context()
+    run = Run(ctx)
+    target = f.__func__ if type(f) is types.MethodType else f
+    traced = None
+    if type(target) is types.FunctionType and not ctx.is_primitive(target, 0):
+        traced = run.instrumented_function(target)
+    call = f
+    if traced is not None:
+        call = traced if target is f else types.MethodType(traced, f.__self__)
+    try:
+        with activate(run):
+            result = call(*args, **kwargs)
+    except BaseException as exc:
+        tape = _tape(run, f, traced, args, kwargs, exc, None, True)
+        try:
+            exc.tape = tape
+        except (AttributeError, TypeError):
+            pass
+        raise
+    return result, _tape(run, f, traced, args, kwargs, None, result, False)
+
+
+def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
+    target = f.__func__ if type(f) is types.MethodType else f
+    tape = Tape(getattr(target, "__code__", None), target)
+    tape.result, tape.raised = (exc if raised else result), raised
+    if traced is None:
+        _primitive_root(tape, f, args, kwargs, exc, result, raised)
+        return tape
+
+    def build():
+        replay = Replay(run.log, run.ctx, exc)
+        first = replay.peek()
+        if type(first) is not EntryMark:
+            _primitive_root(tape, f, args, kwargs, exc, result, raised)  # failed before entry
+            return
+        replay.pos += 1
+        frame = Frame(replay, first.info, tape)
+        frame.enter(None, None, False)
+        frame.run()
+        replay.finish(tape)
+        if run.ctx.annotates():
+            for node in tape.walk():
+                run.ctx.annotate(node)
+
+    tape._build = build
+    return tape
+
+
+def _primitive_root(tape: Tape, f, args, kwargs, exc, result, raised) -> None:
+    """A root that was not traced: its arguments, one primitive call, and its outcome."""
+    pos = [tape.append(Argument(f"arg{k}", v)) for k, v in enumerate(args)]
+    kw = {k: tape.append(Argument(k, v)) for k, v in kwargs.items()}
+    call = tape.append(PrimitiveCall(f, pos, kw, exc if raised else result))
+    if raised:
+        tape.append(Raise((), exc))
+    else:
+        tape.append(Return((call,), result))
