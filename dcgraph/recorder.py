@@ -65,10 +65,12 @@ class Level:
     def hook(self, f):
         """Log the callable; return it (primitive) or its instrumented copy (traced)."""
         self.append(f)
+        run = self.run
+        run.next_depth = self.depth + 1   # read by the callee's prologue if it is traced
         try:
             return self.memo[f]
         except Exception:                # a miss, or an unhashable / oddly comparing callable
-            return self.run.decide(f, self)
+            return run.decide(f, self)
 
 
 class Run:
@@ -88,18 +90,20 @@ class Run:
         return self.levels[depth]
 
     def decide(self, f, level: Level):
-        """Primitive decisions are memoised per level; traced ones set the callee's depth."""
+        """Decide and memoise per level (bound methods are rebuilt per call, not memoised)."""
         target = f.__func__ if type(f) is types.MethodType else f
+        result = f
         if type(target) is types.FunctionType and not self.ctx.is_primitive(target, level.depth + 1):
             traced = self.instrumented_function(target)
             if traced is not None:
-                self.next_depth = level.depth + 1
-                return traced if target is f else types.MethodType(traced, f.__self__)
+                if target is not f:
+                    return types.MethodType(traced, f.__self__)
+                result = traced
         try:
-            level.memo[f] = f
+            level.memo[f] = result
         except Exception:
             pass                         # unhashable callables are decided each time
-        return f
+        return result
 
     def instrumented_function(self, fn: types.FunctionType):
         """A copy of ``fn`` running instrumented code, or None when it cannot be traced."""
@@ -137,8 +141,7 @@ def enter(mark: EntryMark, args: tuple):
         return _discard, _identity
     run.log.append(mark)
     run.log.append(args)
-    depth, run.next_depth = run.next_depth, 0
-    level = run.level(depth)
+    level = run.level(run.next_depth)
     return level.append, level.hook
 
 

@@ -118,8 +118,8 @@ class Frame:
     def add(self, node: Node) -> Node:
         return self.tape.append(node)
 
-    def call(self, fn, args, value, i: int, mutated: int | None = None) -> Node:
-        node = self.add(PrimitiveCall(fn, args, None, value, self.loc(i)))
+    def call(self, fn, args, value, i: int, mutated: int | None = None, method=False) -> Node:
+        node = self.add(PrimitiveCall(fn, args, None, value, self.loc(i), method=method))
         if mutated is not None:
             self.mutation(node, mutated)
         return node
@@ -275,6 +275,10 @@ class Frame:
         """Normalise ``obj.name(...)``: a method of obj's type with obj as argument 0."""
         obj = callee.obj
         owner = getattr(f, "__self__", None)
+        if isinstance(obj, Placeholder):      # a global not logged: its value is f's owner
+            if owner is None or isinstance(owner, types.ModuleType):
+                return f, None, False, args
+            obj = self.constant(obj.name, owner, i)
         if owner is obj.value and not isinstance(owner, types.ModuleType):
             if type(f) is types.MethodType:
                 return f.__func__, None, True, [obj] + args

@@ -29,6 +29,7 @@ import numpy as np
 
 from ._math import unbroadcast
 from .bijectors import bijector_for
+from .support import Simplex
 from .validation import broadcast_batch, check_param, fmt_value
 
 __all__ = ["Distribution", "Univariate"]
@@ -202,9 +203,24 @@ class Distribution(abc.ABC):
         return np.sum(self.bijector.log_abs_det_jacobian(y))
 
     def logpdf_unconstrained(self, y):
-        """Log density of the image of this distribution in unconstrained space, summed."""
+        """Summed log density of the image of this distribution in unconstrained space.
+
+        ``logpdf(from_unconstrained(y)) + log_abs_det_jacobian(y)``, except that a ``y`` whose
+        image underflows onto the boundary of the support (e.g. ``exp(-800) == 0``) gives
+        ``-inf``: the density there may be infinite while the true value in ``y`` tends to 0.
+        """
         b = self.bijector
-        return self.logpdf(b.forward(y)) + np.sum(b.log_abs_det_jacobian(y))
+        x = b.forward(y)
+        lp = self.logpdf_elementwise(x) + b.log_abs_det_jacobian(y)
+        sup = self.support
+        with np.errstate(invalid="ignore"):
+            if self.event_dim == 0:
+                edge = (x <= sup.lower) | (x >= sup.upper)
+            elif isinstance(sup, Simplex):  # the simplex has its boundary where a coordinate is 0
+                edge = np.any(x <= 0.0, axis=-1)
+            else:
+                edge = False
+        return np.sum(np.where(edge, -np.inf, lp))
 
 
 class Univariate(Distribution):

@@ -68,7 +68,8 @@ class LowerBound(Bijector):
         self.low = np.asarray(low, dtype=float)
 
     def forward(self, y):
-        return self.low + np.exp(np.asarray(y, dtype=float))
+        with np.errstate(over="ignore"):
+            return self.low + np.exp(np.asarray(y, dtype=float))
 
     def inverse(self, x):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -99,7 +100,8 @@ class UpperBound(Bijector):
         self.high = np.asarray(high, dtype=float)
 
     def forward(self, y):
-        return self.high - np.exp(np.asarray(y, dtype=float))
+        with np.errstate(over="ignore"):
+            return self.high - np.exp(np.asarray(y, dtype=float))
 
     def inverse(self, x):
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -6,7 +6,7 @@ from scipy.special import betainc, betaincinv, betaln, digamma, xlog1py, xlogy
 
 from .base import Univariate
 from .support import Interval, UnitInterval
-from .validation import fail, fmt_value
+from .validation import check_ordered
 
 __all__ = ["Beta", "Uniform"]
 
@@ -63,12 +63,7 @@ class Uniform(Univariate):
 
     def __init__(self, low, high):
         self._set_params(low=(low, "real"), high=(high, "real"))
-        ok = np.broadcast_to(self.high > self.low, self.batch_shape)
-        if not np.all(ok):
-            idx = tuple(int(i) for i in np.argwhere(~ok)[0])
-            lo = np.broadcast_to(self.low, self.batch_shape)[idx]
-            fail(self.name, "high", f"greater than low={fmt_value(lo)}", np.broadcast_to(self.high, self.batch_shape)[idx],
-                 idx if idx else None)
+        check_ordered(self.name, self.low, self.high, self.batch_shape)
 
     @property
     def support(self):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, gammaln, log_expit, log_ndtr, logit, expit, ndtri, stdtr, stdtrit
+from scipy.special import digamma, gammaln, log_expit, log_ndtr, logit, ndtri, stdtr, stdtrit
 
 from ._math import LOG_2PI, log1mexp
 from .base import Univariate

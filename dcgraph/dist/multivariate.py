@@ -37,7 +37,8 @@ class Dirichlet(Distribution):
     def __init__(self, alpha):
         a = check_param(self.name, "alpha", alpha, "positive")
         if a.ndim < 1 or a.shape[-1] < 2:
-            raise ValueError(f"{self.name}: parameter 'alpha' must have shape (..., K) with K >= 2, got shape {a.shape}")
+            raise ValueError(f"{self.name}: parameter 'alpha' must have shape (..., K) with K >= 2, "
+                             f"got shape {a.shape}")
         self._set_params(alpha=(a, "positive"))
         self._event_shape = a.shape[-1:]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fmt_value", "check_param", "check_matrix", "broadcast_batch", "fail"]
+__all__ = ["fmt_value", "check_param", "check_matrix", "check_prob_vector", "check_ordered", "broadcast_batch", "fail"]
 
 
 def fmt_value(v) -> str:
@@ -115,3 +115,12 @@ def check_prob_vector(dist: str, name: str, value) -> np.ndarray:
         idx = tuple(int(j) for j in np.argwhere(bad)[0]) if bad.ndim else None
         fail(dist, name, "a probability vector summing to 1", a[idx] if idx else a, idx)
     return a
+
+
+def check_ordered(dist: str, low, high, shape, names=("low", "high")):
+    """Raise unless ``low < high`` elementwise; the error names ``high`` and quotes ``low``."""
+    lo, hi = np.broadcast_to(low, shape), np.broadcast_to(high, shape)
+    ok = lo < hi
+    if not np.all(ok):
+        idx = tuple(int(i) for i in np.argwhere(~ok)[0])
+        fail(dist, names[1], f"greater than {names[0]}={fmt_value(lo[idx])}", hi[idx], idx or None)

@@ -23,7 +23,7 @@ from ._math import logdiffexp
 from .base import Univariate
 from .continuous import Flat
 from .support import IntegerInterval, Interval
-from .validation import broadcast_batch, check_param, fail, fmt_value
+from .validation import broadcast_batch, check_ordered, check_param, fmt_value
 
 __all__ = ["Truncated", "Censored"]
 
@@ -44,12 +44,7 @@ class _Wrapper(Univariate):
         self.high = check_param(self.name, "high", np.inf if high is None else high, "extended_real")
         self._batch_shape = broadcast_batch(
             self.name, {"base": base.batch_shape, "low": self.low.shape, "high": self.high.shape})
-        ok = np.broadcast_to(self.low < self.high, self._batch_shape)
-        if not np.all(ok):
-            i = tuple(int(j) for j in np.argwhere(~ok)[0])
-            lo = np.broadcast_to(self.low, self._batch_shape)[i]
-            fail(self.name, "high", f"greater than low={fmt_value(lo)}",
-                 np.broadcast_to(self.high, self._batch_shape)[i], i or None)
+        check_ordered(self.name, self.low, self.high, self._batch_shape)
         b_lo, b_hi = base._bounds()
         low_, high_ = (np.ceil(self.low), np.floor(self.high)) if self.is_discrete else (self.low, self.high)
         self._lo = self._full(np.maximum(low_, b_lo))
@@ -130,7 +125,10 @@ class Truncated(_Wrapper):
             self._upper = self._full(base.cdf(a) > 0.5).astype(bool)
             self._log_mass = self._full(np.where(
                 self._upper, logdiffexp(base.logsf(a), base.logsf(hi)), logdiffexp(base.logcdf(hi), base.logcdf(a))))
-        bad = ~(self._log_mass > -np.inf)
+            # where the probabilities below are too small or too close for linear-space inversion
+            near = np.where(self._upper, base.logsf(a), base.logcdf(hi))
+            self._fragile = self._full((self._log_mass - near < -13.8) | (near < -575.0)).astype(bool)
+        bad = ~(self._log_mass > -np.inf) | (self._lo > self._hi)
         if np.any(bad):
             i = tuple(int(j) for j in np.argwhere(bad)[0])
             raise ValueError(f"{self.name}: interval [{fmt_value(self._lo[i])}, {fmt_value(self._hi[i])}] "
@@ -156,7 +154,37 @@ class Truncated(_Wrapper):
             x = np.where(self._upper, b.isf(sh + q * (sa - sh)), b.ppf(fh - q * (fh - fa)))
         else:
             x = np.where(self._upper, b.isf(sa - q * (sa - sh)), b.ppf(fa + q * (fh - fa)))
+        if np.any(self._fragile):
+            x = np.where(self._fragile, self._bisect(q, from_top), x)
         return np.clip(x, self._lo, self._hi)
+
+    def _bisect(self, q, from_top):
+        """Invert the truncated CDF in log space by bracketing and bisection (extreme truncations)."""
+        shape = np.broadcast_shapes(np.shape(q), self.batch_shape)
+        with np.errstate(divide="ignore"):
+            logq = np.log(q)
+
+        def done(x):
+            return self.logsf(x) <= logq if from_top else self.logcdf(x) >= logq
+
+        lo = np.broadcast_to(self._lo, shape).copy()
+        hi = np.broadcast_to(self._hi, shape).copy()
+        for _ in range(2100):  # replace infinite ends by finite brackets
+            grow_hi, grow_lo = ~np.isfinite(hi), ~np.isfinite(lo)
+            if not (np.any(grow_hi) or np.any(grow_lo)):
+                break
+            width = np.maximum(1.0, np.where(grow_hi, np.abs(lo), np.abs(hi)))
+            x = np.where(grow_hi, lo + width, np.where(grow_lo, hi - width, 0.0))
+            ok = done(x)
+            lo = np.where((grow_hi | grow_lo) & ~ok, x, lo)  # x is below the quantile
+            hi = np.where((grow_hi | grow_lo) & ok, x, hi)  # x is at or above it
+        for _ in range(200):
+            if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(np.abs(lo), np.abs(hi))):
+                break
+            mid = 0.5 * (lo + hi)
+            ok = done(mid)
+            hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
+        return hi
 
     def _ppf(self, q):
         return super()._ppf(q) if self.is_discrete else self._invert(q, False)

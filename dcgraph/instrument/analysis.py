@@ -6,6 +6,8 @@ the stack is there) and the replay (which block follows which, where phis are) r
 """
 from __future__ import annotations
 
+import dis
+
 from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd
 
 from . import py311 as ops
@@ -47,11 +49,16 @@ class Structure:
         self.label_block: dict[int, int] = {}      # id(Label) -> block index
         self.handler_of: list[int | None] = []      # block index of the handler of instr i
         self.consumers: dict = {}                   # def id -> set of instr indices using it
+        self.offsets: list[int] = []                # original bytecode offset of instr i
+        self.handler_depths: dict = {}              # handler offset -> (depth, push_lasti)
+        self.self_layout: set = set()               # calls whose callable has no NULL below
 
 
-def analyse(bytecode: Bytecode) -> Structure:
+def analyse(bytecode: Bytecode, code) -> Structure:
+    """Analyse ``bytecode`` (read from ``code``, whose exception table gives handler depths)."""
     s = Structure(bytecode)
     _split_blocks(s)
+    _original_offsets(s, code)
     _link_blocks(s)
     _stack_depths(s)
     _place_phis(s)
@@ -92,6 +99,17 @@ def _split_blocks(s: Structure) -> None:
             new_block = True
 
 
+def _original_offsets(s: Structure, code) -> None:
+    """Offsets of the original instructions, and the exception table's (depth, lasti) per
+    handler offset (``bytecode`` does not keep handler depths when reading code)."""
+    listing = [x for x in dis.get_instructions(code) if x.opname != "EXTENDED_ARG"]
+    if [x.opname for x in listing] != [ins.name for ins in s.instrs]:
+        raise Unsupported("instruction listing does not match the original code")
+    s.offsets = [x.offset for x in listing]
+    s.handler_depths = {e.target: (e.depth, e.lasti)
+                        for e in dis.Bytecode(code).exception_entries}
+
+
 def _link_blocks(s: Structure) -> None:
     n = len(s.blocks)
     for b in s.blocks:
@@ -110,7 +128,11 @@ def _link_blocks(s: Structure) -> None:
     s.handler_of = [s.label_block[id(t.target)] if t is not None else None for t in s.try_of]
     for i, t in enumerate(s.try_of):
         if t is not None:
-            s.blocks[s.handler_of[i]].handler = (t.stack_depth, t.push_lasti)
+            h = s.blocks[s.handler_of[i]]
+            entry = s.handler_depths.get(s.offsets[h.start])
+            if entry is None:
+                raise Unsupported(f"no exception table entry for the handler at block {h.index}")
+            h.handler = entry
     for b in s.blocks:
         last = s.instrs[b.end - 1].name
         if last in ops.CONDITIONAL_JUMPS:
@@ -210,11 +232,11 @@ def _place_phis(s: Structure) -> None:
                 for succ, jump in ((b.jump, True), (b.fall, False)):
                     if succ is None:
                         continue
-                    st = _step(ins, i, locs, list(stack), consumers, jump)
+                    st = _step(ins, i, locs, list(stack), consumers, jump, s)
                     if merge(succ, locs, tuple(st)):
                         work.append(succ)
                 break
-            stack = _step(ins, i, locs, stack, consumers, False)
+            stack = _step(ins, i, locs, stack, consumers, False, s)
         else:
             if b.fall is not None and merge(b.fall, locs, tuple(stack)):
                 work.append(b.fall)
@@ -232,7 +254,8 @@ def _place_phis(s: Structure) -> None:
                 b.phis.append(("stack", j))
 
 
-def _step(ins: Instr, i: int, locs: dict, stack: list, consumers: dict, jump: bool) -> list:
+def _step(ins: Instr, i: int, locs: dict, stack: list, consumers: dict, jump: bool,
+          s: Structure) -> list:
     """Abstract effect of one instruction on definition sets (locals updated in place)."""
     name = ins.name
     if name == "LOAD_FAST":
@@ -255,6 +278,8 @@ def _step(ins: Instr, i: int, locs: dict, stack: list, consumers: dict, jump: bo
     n_pop, n_push = ops.stack_io(ins, jump)
     popped = stack[len(stack) - n_pop:] if n_pop else []
     callee = name in ops.CALLS
+    if name == "CALL" and not all(_is_null(s, d) for d in popped[0]):
+        s.self_layout.add(i)     # [function, self, args]: a comprehension's call
     for k, slot in enumerate(popped):
         role = ("callee", i) if callee and k < 2 else i
         for d in slot:
@@ -263,6 +288,16 @@ def _step(ins: Instr, i: int, locs: dict, stack: list, consumers: dict, jump: bo
     for j in range(n_push):
         stack.append(frozenset({(i, j)}))
     return stack
+
+
+def _is_null(s: Structure, d) -> bool:
+    """Is definition ``d`` the NULL that PUSH_NULL, LOAD_GLOBAL or (rewritten) LOAD_METHOD
+    leave under a callable?"""
+    if not isinstance(d[0], int):
+        return False
+    ins = s.instrs[d[0]]
+    return (ins.name == "PUSH_NULL" or (ins.name == "LOAD_METHOD" and d[1] == 0)
+            or (ins.name == "LOAD_GLOBAL" and ins.arg[0] and d[1] == 0))
 
 
 def _undef(name: str) -> frozenset:

@@ -9,11 +9,10 @@ prologue), so probes reach them with ``COPY`` and no locals are added.
 """
 from __future__ import annotations
 
-import dis
 import threading
 import types
 
-from bytecode import Bytecode, Instr
+from bytecode import Bytecode, Instr, TryBegin
 
 from ..recorder import BlockMark, EntryMark, enter
 from ..tape import Constant
@@ -38,6 +37,7 @@ class CodeInfo:
         self.probe: list = []            # per instruction: probe kind or None
         self.folded: set = set()         # tests folded into the following branch
         self.callee_producer: set = set()  # loads whose value is only a call's callable
+        self.owner_producer: set = set()   # globals whose value only serves such a load
         self.entry_mark = EntryMark(self)
         self.marks: list = []            # per block: BlockMark or None
         self.literals: dict = {}         # instruction index -> shared literal Constant
@@ -70,12 +70,15 @@ def _build(code: types.CodeType) -> CodeInfo:
         return info
     try:
         bc = Bytecode.from_code(code)
-        s = analyse(bc)
+        s = analyse(bc, code)
         _plan(info, s)
         out = _emit(info, s, bc)
         new = Bytecode(out)
         new._copy_attr_from(bc)
-        info.new_code = new.to_code()
+        # Handler depths come from the original exception table, shifted by the hidden slots:
+        # bytecode's own computation takes the depth where a TryBegin stands, which is wrong
+        # for a try range reopened inside a handler.
+        info.new_code = new.to_code(compute_exception_stack_depths=False)
     except Unsupported as exc:
         info.error = str(exc)
     except Exception as exc:  # the bytecode library refused: trace the call as a primitive
@@ -87,8 +90,7 @@ def _plan(info: CodeInfo, s: Structure) -> None:
     info.structure = s
     n = len(s.instrs)
     info.lines = [ins.lineno for ins in s.instrs]
-    offsets = [x.offset for x in dis.get_instructions(info.code) if x.opname != "EXTENDED_ARG"]
-    info.offsets = offsets if len(offsets) == n else [None] * n
+    info.offsets = s.offsets
     code = info.code
     nparams = code.co_argcount + code.co_kwonlyargcount
     nparams += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
@@ -107,6 +109,12 @@ def _plan(info: CodeInfo, s: Structure) -> None:
             info.callee_producer.add(i)
         elif ins.name == "LOAD_CONST":
             info.literals[i] = Constant(None, ins.arg)
+    for i, ins in enumerate(s.instrs):
+        if ins.name == "LOAD_GLOBAL" and not ins.arg[0] and probe[i] is not None:
+            uses = s.consumers.get((i, 0), ())
+            if len(uses) == 1 and next(iter(uses)) in info.callee_producer:
+                probe[i] = None          # the bound method's __self__ tells the value
+                info.owner_producer.add(i)
     info.probe = probe
 
 
@@ -185,6 +193,9 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
     i = -1
     resumed = False
     for item in bc:
+        if isinstance(item, TryBegin):
+            depth, lasti = s.blocks[s.label_block[id(item.target)]].handler
+            item.stack_depth, item.push_lasti = depth + _HIDDEN, lasti
         if not isinstance(item, Instr):
             out.append(item)
             continue
@@ -199,7 +210,8 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
                 out += _log(block.depth, [Instr("COPY", 3, location=loc)], loc)
         name = ins.name
         if name == "KW_NAMES" or (name == "PRECALL" and (i == 0 or s.instrs[i - 1].name != "KW_NAMES")):
-            nargs = s.instrs[i + 1].arg if name == "KW_NAMES" else ins.arg
+            call = i + 2 if name == "KW_NAMES" else i + 1
+            nargs = s.instrs[call].arg + (call in s.self_layout)
             out += _hook(s.depth_before[i], nargs, loc)
         elif name == "CALL_FUNCTION_EX":
             out += _hook(s.depth_before[i], 1 + (ins.arg & 1), loc)

@@ -10,6 +10,7 @@ import operator
 
 from .. import ops
 from ..recorder import Missing
+from ..tape import Node
 from . import py311
 
 __all__ = ["HANDLERS", "Folded", "Placeholder", "NULL"]
@@ -26,9 +27,11 @@ NULL = _Null()
 
 
 class Placeholder:
-    """A callable not yet logged: a global or ``obj.name`` that only serves the next call."""
+    """A value not logged: a global or ``obj.name`` that only serves as the next call's callable
+    (``obj`` None for a global), or a global only used as the owner of such a method."""
 
     __slots__ = ("obj", "name")
+    GLOBAL = "global"      # ``obj`` of a global whose value only serves ``global.name(...)``
 
     def __init__(self, obj, name):
         self.obj, self.name = obj, name
@@ -220,6 +223,9 @@ def _load_global(f, ins, i):
     if i in f.info.callee_producer:
         f.stack.append(Placeholder(None, name))
         return
+    if i in f.info.owner_producer:
+        f.stack.append(Placeholder(Placeholder.GLOBAL, name))
+        return
     value = f.r.take()
     key = (f.info.code.co_filename, name)
     node = f.r.writers.get(key)
@@ -346,7 +352,7 @@ def _container_update(f, ins, i):
     container = f.r.resolve(f.stack[-ins.arg])
     if ins.name != "LIST_APPEND":
         f.r.take()
-    f.call(_CONTAINER_UPDATES[ins.name], (container, item), None, i, 0)
+    f.call(_CONTAINER_UPDATES[ins.name], (container, item), None, i, 0, method=True)
 
 
 @handles("MAP_ADD")
@@ -521,7 +527,11 @@ def _call(f, ins, i):
     n = ins.arg
     args = list(_pop_n(f, n))
     callee = f.stack.pop()
-    f.stack.pop()                       # the NULL under every callable
+    if i in f.s.self_layout:            # [function, self, args]: self is the first argument
+        args.insert(0, f.r.resolve(callee) if isinstance(callee, Node) else callee)
+        callee = f.stack.pop()
+    else:
+        f.stack.pop()                   # the NULL under the callable
     names, f.kwnames = f.kwnames, ()
     split = len(args) - len(names)
     f.do_call(i, callee, args[:split], dict(zip(names, args[split:])))
