@@ -16,6 +16,7 @@ class Context:
     """
 
     primitive_modules: tuple = ("numpy", "scipy", "dcgraph")
+    depth_dependent = False   # True when is_primitive's answer depends on the call depth
 
     def __init__(self, primitive_modules=None, primitive=()):
         if primitive_modules is not None:
@@ -43,6 +44,8 @@ class Context:
 
 class DepthLimitContext(Context):
     """Trace calls only down to ``depth`` levels below the root; deeper calls are primitive."""
+
+    depth_dependent = True
 
     def __init__(self, depth: int, **kwargs):
         super().__init__(**kwargs)

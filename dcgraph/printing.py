@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import operator
+import re
 
 import numpy as np
 
@@ -28,13 +29,15 @@ BINARY_SYMBOLS = {
     operator.eq: "==", operator.ne: "!=", operator.gt: ">", operator.ge: ">=",
     operator.is_: "is", operator.is_not: "is not",
 }
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 UNARY_SYMBOLS = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
 
 
 def short_repr(value, width: int = 60) -> str:
     """A one-line repr: floats to 4 significant digits, arrays as shape/dtype, long text cut."""
     if isinstance(value, float):
-        return format(value, ".4g")
+        text = format(value, ".4g")
+        return text if any(c in text for c in ".einn") else text + ".0"
     if isinstance(value, np.ndarray):
         if value.size <= 4:
             text = np.array2string(value, precision=4, separator=", ").replace("\n", "")
@@ -47,7 +50,7 @@ def short_repr(value, width: int = 60) -> str:
             text = repr(value)
         except Exception as exc:  # a user's __repr__ may fail; the dump must not
             text = f"<{type(value).__name__}: repr failed: {type(exc).__name__}>"
-    text = text.replace("\n", " ")
+    text = _ADDRESS.sub("", text.replace("\n", " "))
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
@@ -95,6 +98,9 @@ def format_node(n: Node) -> str:
     if isinstance(n, Constant):
         return f"{head}{loc}Constant {n.name} = {short_repr(n.value)}"
     if isinstance(n, PrimitiveCall):
+        if isinstance(n, NestedCall) and n.child is not None and n.child.raised:
+            raised = n.child.nodes[-1].value
+            return f"{head}{loc}{_call_text(n)} raised {short_repr(raised)}"
         if n.mutates is not None:
             return f"{head}{loc}{_call_text(n)} ⇒ {short_repr(n.value)}"
         return f"{head}{loc}{_call_text(n)} = {short_repr(n.value)}"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import types
 
-__all__ = ["BlockMark", "EntryMark", "Run", "enter", "current_run", "activate", "Missing"]
+__all__ = ["BlockMark", "EntryMark", "Run", "enter", "current_run", "Missing"]
 
 _state = threading.local()
 
@@ -59,7 +59,8 @@ class Level:
     __slots__ = ("run", "depth", "memo", "append")
 
     def __init__(self, run: "Run", depth: int):
-        self.run, self.depth, self.memo = run, depth, {}
+        self.run, self.depth = run, depth
+        self.memo = run.shared_memo if run.shared_memo is not None else {}
         self.append = run.log.append
 
     def hook(self, f):
@@ -78,6 +79,7 @@ class Run:
 
     def __init__(self, ctx):
         self.ctx = ctx
+        self.shared_memo = {} if not ctx.depth_dependent else None
         self.log: list = []
         self.levels: list[Level] = []
         self.next_depth = 0
@@ -85,9 +87,12 @@ class Run:
         self.unsupported: dict = {}     # code -> reason it was not instrumented
 
     def level(self, depth: int) -> Level:
-        while len(self.levels) <= depth:
-            self.levels.append(Level(self, len(self.levels)))
-        return self.levels[depth]
+        try:
+            return self.levels[depth]
+        except IndexError:
+            while len(self.levels) <= depth:
+                self.levels.append(Level(self, len(self.levels)))
+            return self.levels[depth]
 
     def decide(self, f, level: Level):
         """Decide and memoise per level (bound methods are rebuilt per call, not memoised)."""
@@ -107,23 +112,43 @@ class Run:
 
     def instrumented_function(self, fn: types.FunctionType):
         """A copy of ``fn`` running instrumented code, or None when it cannot be traced."""
-        hit = self.functions.get(id(fn))
-        if hit is not None and hit[0] is fn:
-            return hit[1]
-        from .instrument import instrument
-        info = instrument(fn.__code__)
-        if info.error is not None:
-            self.unsupported[fn.__code__] = info.error
-            self.functions[id(fn)] = (fn, None)
-            return None
+        return instrumented_copy(fn, self.unsupported)
+
+
+_copies: dict = {}     # id(function) -> (function, its instrumented copy or None)
+
+
+def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
+    """The instrumented copy of ``fn`` (cached while fn's defaults and closure are unchanged),
+    or None when its code cannot be instrumented (the reason goes into ``unsupported``)."""
+    hit = _copies.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        copy = hit[1]
+        if copy is None or (copy.__defaults__ is fn.__defaults__
+                            and copy.__kwdefaults__ is fn.__kwdefaults__):
+            if copy is None and unsupported is not None:
+                unsupported[fn.__code__] = _instrument(fn.__code__).error
+            return copy
+    info = _instrument(fn.__code__)
+    if info.error is not None:
+        if unsupported is not None:
+            unsupported[fn.__code__] = info.error
+        copy = None
+    else:
         copy = types.FunctionType(info.new_code, fn.__globals__, fn.__name__, fn.__defaults__,
                                   fn.__closure__)
         copy.__kwdefaults__ = fn.__kwdefaults__
         copy.__qualname__ = fn.__qualname__
         copy.__dict__.update(fn.__dict__)
-        copy.__wrapped_by_dcgraph__ = fn
-        self.functions[id(fn)] = (fn, copy)
-        return copy
+    if len(_copies) > 4096:
+        _copies.clear()
+    _copies[id(fn)] = (fn, copy)
+    return copy
+
+
+def _instrument(code):
+    from .instrument import instrument
+    return instrument(code)
 
 
 def _discard(_value):
@@ -139,28 +164,12 @@ def enter(mark: EntryMark, args: tuple):
     run = getattr(_state, "run", None)
     if run is None:   # instrumented code never runs outside track; stay harmless if it does
         return _discard, _identity
-    run.log.append(mark)
-    run.log.append(args)
     level = run.level(run.next_depth)
-    return level.append, level.hook
+    append = level.append
+    append(mark)
+    append(args)
+    return append, level.hook
 
 
 def current_run() -> Run | None:
     return getattr(_state, "run", None)
-
-
-class activate:
-    """Context manager making ``run`` the current thread's active run (restoring the previous:
-    a ``track`` inside a traced function starts an independent run)."""
-
-    def __init__(self, run: Run):
-        self.run = run
-
-    def __enter__(self):
-        self.previous = getattr(_state, "run", None)
-        _state.run = self.run
-        return self.run
-
-    def __exit__(self, *exc):
-        _state.run = self.previous
-        return False

@@ -108,7 +108,8 @@ class Node:
         return tuple(reversed(key))
 
     def __repr__(self):
-        return f"<{self.kind} @{self.index}>"
+        from .printing import format_node
+        return f"<{format_node(self)}>"
 
 
 class Argument(Node):

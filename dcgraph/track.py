@@ -4,11 +4,14 @@ from __future__ import annotations
 import types
 
 from .context import Context
-from .recorder import EntryMark, Run, activate
+from .recorder import EntryMark, Run
+from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .tape import Argument, Constant, PrimitiveCall, Raise, Return, Tape
 
 __all__ = ["track"]
+
+_DEFAULT_CONTEXT = Context()   # the default policy holds no state
 
 
 def track(f, *args, ctx: Context | None = None, **kwargs):
@@ -19,25 +22,28 @@ def track(f, *args, ctx: Context | None = None, **kwargs):
     Tracing never changes what ``f`` does; calls the context does not trace are recorded as
     primitive calls.
     """
-    ctx = ctx if ctx is not None else Context()
-    run = Run(ctx)
+    run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT)
     target = f.__func__ if type(f) is types.MethodType else f
     traced = None
-    if type(target) is types.FunctionType and not ctx.is_primitive(target, 0):
+    if type(target) is types.FunctionType and not run.ctx.is_primitive(target, 0):
         traced = run.instrumented_function(target)
     call = f
     if traced is not None:
         call = traced if target is f else types.MethodType(traced, f.__self__)
+    state = _recorder_state
+    previous = getattr(state, "run", None)
+    state.run = run
     try:
-        with activate(run):
-            result = call(*args, **kwargs)
+        result = call(*args, **kwargs)
     except BaseException as exc:
+        state.run = previous
         tape = _tape(run, f, traced, args, kwargs, exc, None, True)
         try:
             exc.tape = tape
         except (AttributeError, TypeError):
             pass
         raise
+    state.run = previous
     return result, _tape(run, f, traced, args, kwargs, None, result, False)
 
 

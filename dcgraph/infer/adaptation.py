@@ -56,9 +56,10 @@ class DualAveragingState(NamedTuple):
         return math.exp(self.log_step_avg if self.count > 0 else self.log_step)
 
 
-def dual_averaging_init(step_size: float) -> DualAveragingState:
-    """Start dual averaging at ``step_size`` with shrinkage target ``log(10 * step_size)``."""
-    return DualAveragingState(math.log(step_size), 0.0, 0.0, math.log(10.0 * step_size), 0)
+def dual_averaging_init(step_size: float, shrink_factor: float = 10.0) -> DualAveragingState:
+    """Start dual averaging at ``step_size``, shrinking towards ``log(shrink_factor * step_size)``
+    (Stan's 10 favours exploring larger steps)."""
+    return DualAveragingState(math.log(step_size), 0.0, 0.0, math.log(shrink_factor * step_size), 0)
 
 
 def dual_averaging_update(

@@ -14,6 +14,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
 
+from .target import NUMERIC_ERRORS
+
 __all__ = ["Metric", "HMCState", "leapfrog", "find_reasonable_step_size"]
 
 GradFn = Callable[[np.ndarray], tuple[float, np.ndarray]]
@@ -89,14 +91,18 @@ def leapfrog(grad_fn: GradFn, metric: Metric, q, p, g, step_size: float, n_steps
 
     ``g`` is the gradient of the log density at ``q``.  Returns
     ``(q, p, logdensity, grad)`` at the end point; non-finite values propagate
-    (callers treat them as a divergence).
+    (callers treat them as a divergence); so does a numeric exception raised by
+    ``grad_fn``, reported as a log density of ``-inf``.
     """
     half = 0.5 * step_size
     logp = math.nan
     p = p + half * g
     for i in range(n_steps):
         q = q + step_size * metric.velocity(p)
-        logp, g = grad_fn(q)
+        try:
+            logp, g = grad_fn(q)
+        except NUMERIC_ERRORS:
+            return q, p, -math.inf, g
         if not math.isfinite(logp):
             return q, p, -math.inf, g
         p = p + (step_size if i < n_steps - 1 else half) * g

@@ -1,8 +1,10 @@
 """Random-walk Metropolis with an adaptive proposal scale.
 
 Proposals are ``x + scale * L z`` with ``z ~ N(0, I)`` and ``L L^T`` the
-proposal covariance.  Warm-up tunes ``log(scale)`` by dual averaging towards
-``target_accept`` (0.44 in one dimension, 0.234 otherwise) and, unless
+proposal covariance.  Warm-up tunes ``log(scale)`` by a Robbins-Monro
+recursion ``log s += t^(-0.6) (a_t - target_accept)`` on the acceptance
+probabilities ``a_t`` (target 0.44 in one dimension, 0.234 otherwise; a
+single proposal's acceptance is too noisy for dual averaging) and, unless
 ``covariance="identity"``, estimates a diagonal or dense proposal covariance
 in Stan-style windows.
 """
@@ -15,16 +17,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import cholesky
 
-from .adaptation import (
-    CovarianceAdaptState,
-    DualAveragingState,
-    covariance_adapt_init,
-    covariance_adapt_update,
-    dual_averaging_init,
-    dual_averaging_update,
-)
+from .adaptation import CovarianceAdaptState, covariance_adapt_init, covariance_adapt_update
 from .kernel import KernelBase
-from .target import check_point
+from .target import NUMERIC_ERRORS, check_point
 
 __all__ = ["RandomWalkMetropolis", "MHState", "MHInfo", "MHParams", "mh_step"]
 
@@ -51,7 +46,7 @@ class MHInfo(NamedTuple):
 
 class MHTuning(NamedTuple):
     params: MHParams
-    dual: DualAveragingState
+    count: int
     covariance: CovarianceAdaptState
     target_accept: float
     adapt_scale: bool
@@ -63,7 +58,10 @@ def mh_step(rng: np.random.Generator, logdensity, state: MHState, params: MHPara
     z = rng.standard_normal(state.position.shape[0])
     step = params.factor.dot(z) if params.factor.ndim == 2 else params.factor * z
     proposal = state.position + params.scale * step
-    logp = float(logdensity(proposal))
+    try:
+        logp = float(logdensity(proposal))
+    except NUMERIC_ERRORS:
+        logp = -math.inf
     delta = logp - state.logdensity if logp == logp else -math.inf
     accept_prob = 1.0 if delta >= 0 else math.exp(delta)
     if rng.random() < accept_prob:
@@ -112,25 +110,21 @@ class RandomWalkMetropolis(KernelBase):
         factor = np.eye(dim) if dense else np.ones(dim)
         adapt_cov = self.covariance != "identity"
         cov = covariance_adapt_init(dim, n_warmup if adapt_cov else 0, dense)
-        return MHTuning(MHParams(scale, factor), dual_averaging_init(scale), cov, target_accept, self.adapt_scale, adapt_cov)
+        return MHTuning(MHParams(scale, factor), 0, cov, target_accept, self.adapt_scale, adapt_cov)
 
     def warmup_step(self, rng, target, state, tuning: MHTuning):
         state, info = mh_step(rng, target.logdensity, state, tuning.params)
-        params, dual = tuning.params, tuning.dual
+        params, count = tuning.params, tuning.count + 1
         if tuning.adapt_scale:
-            dual = dual_averaging_update(dual, info.accept_prob, tuning.target_accept)
-            params = params._replace(scale=dual.step_size)
+            log_scale = math.log(params.scale) + count ** -0.6 * (info.accept_prob - tuning.target_accept)
+            params = params._replace(scale=math.exp(log_scale))
         covariance, cov = covariance_adapt_update(tuning.covariance, state.position)
         if cov is not None:
             factor = cholesky(cov, lower=True) if cov.ndim == 2 else np.sqrt(cov)
             params = params._replace(factor=factor)
-            if tuning.adapt_scale:
-                dual = dual_averaging_init(params.scale)
-        return state, tuning._replace(params=params, dual=dual, covariance=covariance), info
+        return state, tuning._replace(params=params, count=count, covariance=covariance), info
 
     def finish_warmup(self, tuning: MHTuning) -> MHParams:
-        if tuning.adapt_scale and tuning.dual.count > 0:
-            return tuning.params._replace(scale=tuning.dual.final_step_size)
         return tuning.params
 
     def step(self, rng, target, state, params: MHParams):

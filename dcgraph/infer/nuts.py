@@ -4,7 +4,9 @@ Each transition draws a momentum and doubles a leapfrog trajectory forwards
 or backwards in time until it makes a U-turn (checked on every merged pair of
 sub-trees, including Stan's extra checks across sub-tree boundaries), the
 maximum tree depth is reached, or the energy error exceeds
-``max_energy_error`` (a *divergence*).  New sub-trees are merged by biased
+``max_energy_error`` (a *divergence*; so is an arithmetic error or
+``ValueError`` raised by the log density mid-trajectory, such as an
+overflow far out in a tail).  New sub-trees are merged by biased
 progressive sampling at the top level and uniform multinomial sampling
 inside (Betancourt 2017, appendix A).  Trees are built by tight recursion
 over NumPy arrays; all constants live in a closure to keep the per-leapfrog
@@ -21,6 +23,7 @@ import numpy as np
 from .adaptation import HMCTuning, hmc_tuning_finish, hmc_tuning_init, hmc_tuning_update
 from .hamiltonian import HMCState, Metric
 from .kernel import KernelBase
+from .target import NUMERIC_ERRORS as _NUMERIC_ERRORS
 from .target import check_point
 
 __all__ = ["NUTS", "NUTSInfo", "HMCParams", "nuts_step", "hmc_init"]
@@ -92,11 +95,15 @@ def nuts_step(
         if depth == 0:
             p = p + half * g
             q = q + (step * inv_mass.dot(p) if dense else scaled_inv_mass * p)
-            logp, g = grad_fn(q)
+            n_leapfrog += 1
+            try:
+                logp, g = grad_fn(q)
+            except _NUMERIC_ERRORS:  # e.g. exp overflow far out in the tails: a divergence
+                divergent = True
+                return None
             p = p + half * g
             v = inv_mass.dot(p) if dense else inv_mass * p
             h = 0.5 * p.dot(v) - logp
-            n_leapfrog += 1
             if h != h:
                 h = _inf
             dh = h0 - h

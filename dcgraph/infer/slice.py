@@ -10,7 +10,7 @@ import numpy as np
 
 from .kernel import KernelBase
 from .mh import MHState
-from .target import check_point
+from .target import NUMERIC_ERRORS, check_point
 
 __all__ = ["Slice", "SliceInfo", "SliceParams", "slice_step"]
 
@@ -33,8 +33,12 @@ class SliceTuning(NamedTuple):
     adapt: bool
 
 
-def _safe(logp) -> float:
-    logp = float(logp)
+def _safe(logdensity, x) -> float:
+    """The log density at ``x``, with NaN and numeric exceptions read as ``-inf``."""
+    try:
+        logp = float(logdensity(x))
+    except NUMERIC_ERRORS:
+        return -math.inf
     return logp if logp == logp else -math.inf
 
 
@@ -48,7 +52,7 @@ def slice_step(rng: np.random.Generator, logdensity, state: MHState, params: Sli
         nonlocal n_evals
         n_evals += 1
         x[i] = value
-        return _safe(logdensity(x))
+        return _safe(logdensity, x)
 
     for i in range(x.shape[0]):
         x0 = x[i]

@@ -14,7 +14,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Target", "as_target", "check_point", "InvalidPointError"]
+__all__ = ["Target", "as_target", "check_point", "InvalidPointError", "NUMERIC_ERRORS"]
+
+#: Exceptions from a log density that samplers treat as "log density is -inf here"
+#: once sampling has started (at the initial point they propagate).
+NUMERIC_ERRORS = (ArithmeticError, ValueError)
 
 
 class InvalidPointError(ValueError):

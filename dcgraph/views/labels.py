@@ -1,0 +1,48 @@
+"""What a view writes for one node: its operation text (``@2 + 1``, ``goto §3 since …``) and a
+display style per kind. Values are written by ``values``; references are ``@index`` in the
+node's own tape, literals inline, as in the plain dump."""
+from __future__ import annotations
+
+from ..printing import _call_text, format_node, ref
+from ..tape import Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise, Return
+
+__all__ = ["op_text", "fn_label", "KIND_STYLE", "KIND_MARK"]
+
+# rich styles per kind: data nodes plain colours, control (Branch, Phi) italic and dim-coloured
+KIND_STYLE = {
+    "Argument": "bold green", "Constant": "cyan", "PrimitiveCall": "default",
+    "NestedCall": "bold blue", "Branch": "italic magenta", "Phi": "italic yellow",
+    "Return": "bold green", "Raise": "bold red", "Fold": "dim",
+}
+# a one-character mark per kind, so kinds differ without colour too
+KIND_MARK = {
+    "Argument": "→", "Constant": "#", "PrimitiveCall": "·", "NestedCall": "▸", "Branch": "⑂",
+    "Phi": "φ", "Return": "←", "Raise": "✗",
+}
+
+
+def fn_label(n: PrimitiveCall) -> str:
+    """The called function's qualified name (``Random.random``, ``geom``)."""
+    fn = n.fn
+    name = getattr(fn, "__qualname__", None)
+    return name if isinstance(name, str) else n.fn_name
+
+
+def op_text(n: Node) -> str:
+    """What the node did, without its index, location or value."""
+    if isinstance(n, Argument):
+        return f"arg {n.name}"
+    if isinstance(n, Constant):
+        return f"const {n.name}"
+    if isinstance(n, PrimitiveCall):
+        text = _call_text(n)
+        return f"{text} ⇒" if n.mutates is not None and not isinstance(n, NestedCall) else text
+    if isinstance(n, (Branch, Phi)):
+        text = format_node(n)
+        return text[len(f"@{n.index}: "):]
+    if isinstance(n, Return):
+        return f"return {ref(n.inputs[0])}" if n.inputs else "return"
+    if isinstance(n, Raise):
+        return "raise"
+    return n.kind
+

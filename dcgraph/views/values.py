@@ -1,0 +1,72 @@
+"""How views write values: one short line for lists and labels, a longer text for hovering.
+
+Arrays show their shape, dtype and first entries; long text is cut with an ellipsis. Neither
+function raises, whatever the value's ``__repr__`` does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["abbrev", "full_text", "array_head"]
+
+ELLIPSIS = "…"
+
+
+def _number(x) -> str:
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (float, np.floating)):
+        return format(float(x), ".4g")
+    if isinstance(x, (complex, np.complexfloating)):
+        return format(complex(x), ".4g")
+    return str(x)
+
+
+def array_head(a: np.ndarray, k: int = 3) -> str:
+    """The first ``k`` entries of ``a`` (flattened) as ``[1, 2.5, 3, …]``."""
+    flat = a.reshape(-1)[:k]
+    items = [_number(x) if a.dtype.kind in "biufc" else abbrev(x, 12) for x in flat]
+    more = [ELLIPSIS] if a.size > k else []
+    return "[" + ", ".join(items + more) + "]"
+
+
+def _repr(value) -> str:
+    try:
+        return repr(value)
+    except Exception as exc:  # a user's __repr__ may fail; a view must not
+        return f"<{type(value).__name__}: repr failed: {type(exc).__name__}>"
+
+
+def _cut(text: str, width: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: max(width - 1, 1)] + ELLIPSIS
+
+
+def abbrev(value, width: int = 40) -> str:
+    """One line of at most ``width`` characters: ``ndarray(5, 3) float64 [1, 1, 1, …]``,
+    ``0.2381``, ``'some long te…'``, ``ValueError('bad')``."""
+    if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+        return _cut(_number(value), width)
+    if isinstance(value, np.ndarray):
+        shape = ", ".join(map(str, value.shape))
+        return _cut(f"ndarray({shape}) {value.dtype} {array_head(value)}", width)
+    summary = getattr(value, "__dcgraph_abbrev__", None)   # values reopened from JSON
+    if callable(summary):
+        return _cut(summary(), width)
+    if isinstance(value, BaseException):
+        args = ", ".join(abbrev(a, 20) for a in value.args)
+        return _cut(f"{type(value).__name__}({args})", width)
+    if type(value).__name__ == "module":
+        return f"<module {value.__name__}>"
+    return _cut(_repr(value), width)
+
+
+def full_text(value, limit: int = 4000) -> str:
+    """The whole value as text for hovering (arrays in full up to 1000 entries), cut at
+    ``limit`` characters."""
+    if isinstance(value, np.ndarray):
+        body = np.array2string(value, threshold=1000, precision=6)
+        text = f"ndarray shape={value.shape} dtype={value.dtype}\n{body}"
+    else:
+        text = _repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
