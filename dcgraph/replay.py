@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import types
 
-from .instrument.semantics311 import HANDLERS, Folded, NULL, Placeholder
+from .instrument.semantics311 import Folded, Placeholder
 from .recorder import MARK_TYPES, EntryMark, Missing
 from .tape import (Argument, Branch, Constant, Location, NestedCall, Node, Phi, PrimitiveCall,
                    Raise, Return, Tape)
@@ -101,14 +101,11 @@ class Frame:
         self.raising: tuple = ()
         self.globals_seen: dict = {}
         self.steps: dict = {}          # id(iterator node) -> items drawn so far
-        self.locs: dict = {}
+        self.ops = info.ops
 
     # -- helpers the opcode handlers use ----------------------------------------------------
     def loc(self, i: int) -> Location:
-        loc = self.locs.get(i)
-        if loc is None:
-            loc = self.locs[i] = Location(self.info.code, self.info.offsets[i], self.info.lines[i])
-        return loc
+        return self.ops[i].loc
 
     def use(self):
         """Pop a node for use as an input (resolved to the container's latest version)."""
@@ -158,7 +155,7 @@ class Frame:
             self.r.writers[id(cell)] = self.locals[p]
 
     def run(self) -> None:
-        s, instrs, marks = self.s, self.s.instrs, self.info.marks
+        s, ops, marks = self.s, self.ops, self.info.marks
         bi = 0
         while True:
             block = s.blocks[bi]
@@ -166,8 +163,8 @@ class Frame:
             i = block.start
             try:
                 for i in range(block.start, block.end):
-                    ins = instrs[i]
-                    HANDLERS[ins.name](self, ins, i)
+                    op = ops[i]
+                    op.handler(self, op, i)
             except Missing:
                 handler = self.exception_at(i)
                 if handler is None:

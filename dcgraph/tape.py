@@ -149,10 +149,16 @@ class PrimitiveCall(Node):
 
     def __init__(self, fn, args: tuple, kwargs: dict | None, value, loc=None, fn_node=None,
                  method=False):
-        kwargs = kwargs or {}
-        inputs = ((fn_node,) if fn_node is not None else ()) + tuple(args) + tuple(kwargs.values())
-        super().__init__(inputs, value, loc)
-        self.fn, self.fn_node, self.args, self.kwargs = fn, fn_node, tuple(args), kwargs
+        args = tuple(args)
+        if kwargs:
+            inputs = args + tuple(kwargs.values())
+        else:
+            kwargs, inputs = {}, args
+        if fn_node is not None:
+            inputs = (fn_node,) + inputs
+        self.tape, self.index, self.inputs, self.value, self.loc, self._meta = \
+            None, -1, inputs, value, loc, None
+        self.fn, self.fn_node, self.args, self.kwargs = fn, fn_node, args, kwargs
         self.method = method
         self.mutates = None
         self.result = value
@@ -226,6 +232,7 @@ class Tape:
         self._build: Callable[[], None] | None = None
         self.result = None      # the frame's return value (or the exception it raised)
         self.raised = False
+        self.untraced: dict = {}  # root only: code object -> why calls of it were primitive
 
     # -- building -------------------------------------------------------------------------
     def append(self, node: Node) -> Node:

@@ -51,6 +51,7 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
     target = f.__func__ if type(f) is types.MethodType else f
     tape = Tape(getattr(target, "__code__", None), target)
     tape.result, tape.raised = (exc if raised else result), raised
+    tape.untraced = run.unsupported
     if traced is None:
         _primitive_root(tape, f, args, kwargs, exc, result, raised)
         return tape

@@ -15,11 +15,24 @@ import types
 from bytecode import Bytecode, Instr, TryBegin
 
 from ..recorder import BlockMark, EntryMark, enter
-from ..tape import Constant
+from ..tape import Constant, Location
 from . import py311 as ops
 from .analysis import Structure, Unsupported, analyse
 
-__all__ = ["CodeInfo", "instrument"]
+__all__ = ["CodeInfo", "instrument", "Op"]
+
+
+class Op:
+    """A plain copy of one original instruction for the replay (bytecode's ``Instr`` reads
+    its fields through properties, too slow for the replay's inner loop)."""
+
+    __slots__ = ("name", "arg", "handler", "loc")
+
+    def __init__(self, ins: Instr, handler, loc: Location):
+        self.name, self.arg, self.handler, self.loc = ins.name, ins.arg, handler, loc
+
+    def __repr__(self):
+        return f"{self.name} {self.arg!r}"
 
 _HIDDEN = 2          # stack slots under the frame's own values: hook, append
 _lock = threading.Lock()
@@ -45,6 +58,7 @@ class CodeInfo:
         self.offsets: list = []
         self.params: tuple = ()
         self.cell_params: tuple = ()
+        self.ops: list[Op] = []          # the replay's view of the original instructions
 
     def __repr__(self):
         return f"<CodeInfo {self.code.co_qualname}{' (unsupported)' if self.error else ''}>"
@@ -116,6 +130,9 @@ def _plan(info: CodeInfo, s: Structure) -> None:
                 probe[i] = None          # the bound method's __self__ tells the value
                 info.owner_producer.add(i)
     info.probe = probe
+    from .semantics311 import HANDLERS
+    info.ops = [Op(ins, HANDLERS[ins.name], Location(info.code, s.offsets[k], ins.lineno))
+                for k, ins in enumerate(s.instrs)]
 
 
 def _only_callee(s: Structure, i: int) -> bool:

@@ -4,9 +4,9 @@ node's own tape, literals inline, as in the plain dump."""
 from __future__ import annotations
 
 from ..printing import _call_text, format_node, ref
-from ..tape import Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise, Return
+from ..tape import Argument, Branch, Constant, Node, Phi, PrimitiveCall, Raise, Return
 
-__all__ = ["op_text", "fn_label", "KIND_STYLE", "KIND_MARK"]
+__all__ = ["op_text", "value_sep", "fn_label", "has_value", "KIND_STYLE", "KIND_MARK"]
 
 # rich styles per kind: data nodes plain colours, control (Branch, Phi) italic and dim-coloured
 KIND_STYLE = {
@@ -35,8 +35,7 @@ def op_text(n: Node) -> str:
     if isinstance(n, Constant):
         return f"const {n.name}"
     if isinstance(n, PrimitiveCall):
-        text = _call_text(n)
-        return f"{text} ⇒" if n.mutates is not None and not isinstance(n, NestedCall) else text
+        return _call_text(n)
     if isinstance(n, (Branch, Phi)):
         text = format_node(n)
         return text[len(f"@{n.index}: "):]
@@ -46,3 +45,13 @@ def op_text(n: Node) -> str:
         return "raise"
     return n.kind
 
+
+
+def has_value(n: Node) -> bool:
+    """Whether a view writes the node's value (Branch and Phi lines already say it)."""
+    return not isinstance(n, (Branch, Phi))
+
+
+def value_sep(n: Node) -> str:
+    """`` = `` before a value; `` ⇒ `` when the node mutated a container (its value)."""
+    return " ⇒ " if isinstance(n, PrimitiveCall) and n.mutates is not None else " = "

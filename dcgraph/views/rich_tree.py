@@ -13,25 +13,25 @@ from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
 
-from ..tape import Branch, NestedCall, Node, Phi, Tape
+from ..tape import NestedCall, Node, Tape
 from .fold import Fold, Row, count, fold, iter_items, subtree_size
-from .labels import KIND_MARK, KIND_STYLE, op_text
+from .labels import KIND_MARK, KIND_STYLE, has_value, op_text, value_sep
 from .values import abbrev
 
 __all__ = ["show", "render_tree", "build_tree", "node_line"]
 
-VALUE_WIDTH = 40
+VALUE_WIDTH = 48
 SOURCE_WIDTH = 60
 
 
 def node_line(n: Node, values: bool = True) -> Text:
     """The styled one-line label of a node."""
     style = KIND_STYLE.get(n.kind, "")
-    text = Text(f"{KIND_MARK.get(n.kind, '?')} ", style=style)
+    text = Text(f"{KIND_MARK.get(n.kind, '?')} ", style=style, no_wrap=True, overflow="ellipsis")
     text.append(f"@{n.index} ", style="dim")
     text.append(op_text(n), style=style)
-    if values and not isinstance(n, (Branch, Phi)):
-        text.append(" = ", style="dim")
+    if values and has_value(n):
+        text.append(value_sep(n), style="dim")
         text.append(abbrev(n.value, VALUE_WIDTH))
     if n.line is not None:
         source = n.loc.source

@@ -198,3 +198,30 @@ def test_primitive_modules_context():
     ctx = dcgraph.Context(primitive_modules=("corners",))
     _, tape = dcgraph.track(corners.mutual_recursion, 4, ctx=ctx)
     assert not [n for n in tape if isinstance(n, NestedCall)]
+
+
+def test_untraced_code_is_reported_not_silent():
+    _, tape = dcgraph.track(corners.generators, 4)
+    reasons = {code.co_name: why for code, why in tape.untraced.items()}
+    assert reasons == {"gen": "generators and coroutines are recorded as primitive calls"}
+
+
+def test_all_corners_instrument_without_fallback():
+    for fn, args in corners.ALL:
+        _, tape = dcgraph.track(fn, *args)
+        bad = {c.co_name: why for c, why in tape.untraced.items() if "generators" not in why}
+        assert not bad, f"{fn.__name__}: {bad}"
+
+
+def test_context_hooks_annotate_nodes():
+    class Marker(dcgraph.Context):
+        def on_PrimitiveCall(self, node):
+            node.meta["seen"] = node.fn_name
+
+        def on_Branch(self, node):
+            node.meta["branch"] = node.taken
+
+    _, tape = dcgraph.track(corners.while_else, 2, ctx=Marker())
+    assert {n.meta["seen"] for n in tape.find(kind="PrimitiveCall")} == {"iadd", "imul"}
+    assert [n.meta["branch"] for n in tape.find(kind="Branch")] == [True, True, False]
+    assert not any(n.has_meta for n in tape.find(kind="Phi"))
