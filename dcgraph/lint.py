@@ -25,8 +25,16 @@ def _check_reference(tape: Tape, node: Node, ref, what: str):
         _fail(tape, node, f"{what} @{ref.index} of {ref.tape.name} is not earlier in execution")
 
 
-def lint_tape(tape: Tape) -> None:
+def lint_tape(root: Tape) -> None:
     """Raise LintError naming the tape and node of the first violated invariant."""
+    todo = [root]
+    while todo:
+        todo.extend(_lint_one(todo.pop()))
+
+
+def _lint_one(tape: Tape) -> list:
+    """Check one tape; return its child tapes."""
+    children = []
     nodes = tape.nodes
     if not nodes or not isinstance(nodes[-1], (Return, Raise)):
         _fail(tape, nodes[-1] if nodes else None, "tape does not end in Return or Raise")
@@ -62,6 +70,7 @@ def lint_tape(tape: Tape) -> None:
             ret = child.returned
             if isinstance(ret, Return) and ret.value is not n.result:
                 _fail(tape, n, "nested call's value differs from its child's return")
-            lint_tape(child)
+            children.append(child)
         elif isinstance(n, PrimitiveCall) and n.mutates is not None and n.value is not n.mutates:
             _fail(tape, n, "a mutating node's value must be the container it mutated")
+    return children

@@ -243,9 +243,21 @@ class Tape:
     @property
     def nodes(self) -> list[Node]:
         if self._build is not None:
-            build, self._build = self._build, None
-            build()
+            self._run_build()
         return self._nodes
+
+    def _run_build(self) -> None:
+        """Build the nodes once; a failure is kept and raised again on every later access
+        (a half-built tape is never shown as if complete)."""
+        build = self._build
+        if isinstance(build, BaseException):
+            raise build
+        self._build = None
+        try:
+            build()
+        except BaseException as exc:
+            self._build = exc
+            raise
 
     # -- sequence protocol ---------------------------------------------------------------
     def __len__(self):
@@ -289,10 +301,15 @@ class Tape:
     # -- navigation ------------------------------------------------------------------------
     def walk(self) -> Iterator[Node]:
         """Every node depth-first in execution order; a NestedCall comes before its child's."""
-        for node in self.nodes:
-            yield node
-            if isinstance(node, NestedCall) and node.child is not None:
-                yield from node.child.walk()
+        stack = [iter(self.nodes)]
+        while stack:
+            for node in stack[-1]:
+                yield node
+                if isinstance(node, NestedCall) and node.child is not None:
+                    stack.append(iter(node.child.nodes))
+                    break
+            else:
+                stack.pop()
 
     def users(self, node: Node) -> list[Node]:
         """Nodes (anywhere under this tape) that take ``node`` as an input or an argument source."""

@@ -1,6 +1,7 @@
 """``track(f, *args, **kwargs)``: run ``f`` instrumented and return its result and tape."""
 from __future__ import annotations
 
+import sys
 import types
 
 from .context import Context
@@ -57,6 +58,16 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
         return tape
 
     def build():
+        # The replay recurses a few Python frames per traced frame; the run itself was bounded
+        # by the recursion limit, so a multiple of it bounds the replay.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 5 * limit + 200))
+        try:
+            replay_run()
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def replay_run():
         replay = Replay(run.log, run.ctx, exc)
         first = replay.peek()
         if type(first) is not EntryMark:

@@ -4,7 +4,8 @@ Proposals are ``x + scale * L z`` with ``z ~ N(0, I)`` and ``L L^T`` the
 proposal covariance.  Warm-up tunes ``log(scale)`` by a Robbins-Monro
 recursion ``log s += t^(-0.6) (a_t - target_accept)`` on the acceptance
 probabilities ``a_t`` (target 0.44 in one dimension, 0.234 otherwise; a
-single proposal's acceptance is too noisy for dual averaging) and, unless
+single proposal's acceptance is too noisy for dual averaging), restarted
+with larger steps whenever the proposal covariance changes, and, unless
 ``covariance="identity"``, estimates a diagonal or dense proposal covariance
 in Stan-style windows.
 """
@@ -22,6 +23,8 @@ from .kernel import KernelBase
 from .target import NUMERIC_ERRORS, check_point
 
 __all__ = ["RandomWalkMetropolis", "MHState", "MHInfo", "MHParams", "mh_step"]
+
+_RESTART_COUNT = 10  # Robbins-Monro counter after a covariance update: steps of 10^-0.6 ~ 0.25
 
 
 class MHState(NamedTuple):
@@ -47,6 +50,8 @@ class MHInfo(NamedTuple):
 class MHTuning(NamedTuple):
     params: MHParams
     count: int
+    log_scale_sum: float
+    n_summed: int
     covariance: CovarianceAdaptState
     target_accept: float
     adapt_scale: bool
@@ -109,22 +114,32 @@ class RandomWalkMetropolis(KernelBase):
         dense = self.covariance == "dense"
         factor = np.eye(dim) if dense else np.ones(dim)
         adapt_cov = self.covariance != "identity"
-        cov = covariance_adapt_init(dim, n_warmup if adapt_cov else 0, dense)
-        return MHTuning(MHParams(scale, factor), 0, cov, target_accept, self.adapt_scale, adapt_cov)
+        # A long terminal buffer: the scale re-adapts to the final covariance and is averaged there.
+        cov = covariance_adapt_init(dim, n_warmup if adapt_cov else 0, dense, term_buffer=max(50, n_warmup // 4))
+        return MHTuning(MHParams(scale, factor), 0, 0.0, 0, cov, target_accept, self.adapt_scale, adapt_cov)
 
     def warmup_step(self, rng, target, state, tuning: MHTuning):
         state, info = mh_step(rng, target.logdensity, state, tuning.params)
         params, count = tuning.params, tuning.count + 1
+        log_scale = math.log(params.scale)
         if tuning.adapt_scale:
-            log_scale = math.log(params.scale) + count ** -0.6 * (info.accept_prob - tuning.target_accept)
+            log_scale += count ** -0.6 * (info.accept_prob - tuning.target_accept)
             params = params._replace(scale=math.exp(log_scale))
+        log_sum, n_summed = tuning.log_scale_sum + log_scale, tuning.n_summed + 1
         covariance, cov = covariance_adapt_update(tuning.covariance, state.position)
         if cov is not None:
             factor = cholesky(cov, lower=True) if cov.ndim == 2 else np.sqrt(cov)
             params = params._replace(factor=factor)
-        return state, tuning._replace(params=params, count=count, covariance=covariance), info
+            # The scale compensated for the old factor: re-adapt quickly, restart the average.
+            count, log_sum, n_summed = min(count, _RESTART_COUNT), 0.0, 0
+        return state, tuning._replace(
+            params=params, count=count, log_scale_sum=log_sum, n_summed=n_summed, covariance=covariance
+        ), info
 
     def finish_warmup(self, tuning: MHTuning) -> MHParams:
+        """The scale averaged (on the log scale) since the last covariance update."""
+        if tuning.adapt_scale and tuning.n_summed > 0:
+            return tuning.params._replace(scale=math.exp(tuning.log_scale_sum / tuning.n_summed))
         return tuning.params
 
     def step(self, rng, target, state, params: MHParams):

@@ -225,3 +225,29 @@ def test_context_hooks_annotate_nodes():
     assert {n.meta["seen"] for n in tape.find(kind="PrimitiveCall")} == {"iadd", "imul"}
     assert [n.meta["branch"] for n in tape.find(kind="Branch")] == [True, True, False]
     assert not any(n.has_meta for n in tape.find(kind="Phi"))
+
+
+def test_deep_recursion_builds_and_lints():
+    def rec(n):
+        return 0 if n == 0 else 1 + rec(n - 1)
+
+    result, tape = dcgraph.track(rec, 900)
+    assert result == 900
+    assert sum(isinstance(n, NestedCall) for n in tape.walk()) == 900
+    tape.lint()
+
+
+def test_a_failed_build_is_never_shown_half_built():
+    tape = dcgraph.Tape()
+    calls = []
+
+    def broken():
+        calls.append(1)
+        tape.append(dcgraph.Return((), None))
+        raise RuntimeError("replay failed")
+
+    tape._build = broken
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="replay failed"):
+            len(tape)
+    assert calls == [1]

@@ -1,0 +1,161 @@
+"""The VJP rule table: one ``Rule`` per primitive, registered one per line by the rule modules.
+
+Three kinds of registration (HIPS autograd's style, named functions only):
+
+``defvjp(fn, vjp_0, vjp_1, ..., names=None)``
+    value rules: ``vjp_i(g, ans, *args, **kwargs)`` returns the adjoint of positional argument
+    ``i`` given the output adjoint ``g``, the output ``ans`` and the argument *values*; ``None``
+    marks an argument that is not differentiable. ``names`` (the parameter names by position)
+    lets keyword arguments be differentiated too. Rules must not modify ``g``.
+``defnode(fn, rule)``
+    node rules: ``rule(sweep, node, g)`` gets the node and accumulates adjoints itself through
+    ``sweep.add(node, adjoint)`` (containers, iteration, attribute access, dispatchers).
+``definplace(fn, rule)``
+    like ``defnode`` but used when the call mutated a container in place (``node.mutates``).
+``defzero(fn)``
+    the output is piecewise constant or not numeric: its adjoint is dropped.
+
+A key is the callable recorded in ``PrimitiveCall.fn``, or ``(fn, type)`` for rules chosen by
+the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf``).
+"""
+from __future__ import annotations
+
+__all__ = ["Rule", "RULES", "defvjp", "defnode", "definplace", "defzero", "defdispatch",
+           "lookup", "primitive_name", "supported", "MissingRuleError"]
+
+
+class MissingRuleError(NotImplementedError):
+    """A primitive the gradient depends on has no VJP rule; the message names it and the
+    source line where it was called."""
+
+
+class Rule:
+    """How to pull an adjoint back through one primitive."""
+
+    __slots__ = ("key", "vjps", "names", "node", "inplace", "binary", "unary")
+
+    def __init__(self, key):
+        self.key = key
+        self.vjps = None       # tuple of value-rule functions by position (None entries allowed)
+        self.names = None      # parameter names by position, for keyword arguments
+        self.node = None       # node rule
+        self.inplace = None    # node rule for a call that mutated a container
+        self.binary = self.unary = False   # fast paths: all-positional float rules
+
+    def index(self, name: str) -> int | None:
+        """Position of the parameter called ``name`` (None when unknown)."""
+        if self.names is not None and name in self.names:
+            return self.names.index(name)
+        return None
+
+    def __repr__(self):
+        return f"<Rule {primitive_name(self.key)}>"
+
+
+RULES: dict = {}
+
+
+def _rule(key) -> Rule:
+    rule = RULES.get(key)
+    if rule is None:
+        rule = RULES[key] = Rule(key)
+    return rule
+
+
+def defvjp(fn, *vjps, names=None) -> None:
+    """Register value rules for ``fn``'s positional arguments (see the module docstring)."""
+    for v in vjps:
+        if v is not None and getattr(v, "__name__", "<lambda>") == "<lambda>":
+            raise TypeError(f"defvjp({primitive_name(fn)}): rules must be named functions")
+    rule = _rule(fn)
+    rule.vjps = tuple(vjps)
+    rule.names = tuple(names) if names is not None else None
+    rule.binary = len(vjps) == 2 and None not in vjps
+    rule.unary = len(vjps) == 1 and vjps[0] is not None
+
+
+def defnode(fn, node_rule) -> None:
+    """Register a node rule ``node_rule(sweep, node, g)`` for ``fn``."""
+    _rule(fn).node = node_rule
+
+
+def definplace(fn, node_rule) -> None:
+    """Register the rule used when a call of ``fn`` mutated a container in place."""
+    _rule(fn).inplace = node_rule
+
+
+def _drop(sweep, node, g) -> None:
+    """The output is piecewise constant (or not numeric): nothing flows back."""
+
+
+def defzero(fn) -> None:
+    """Declare ``fn``'s output piecewise constant: its adjoint is dropped."""
+    _rule(fn).node = _drop
+
+
+def _dispatch(sweep, node, g) -> None:
+    """Pick the rule registered for ``(fn, type(argument 0))`` and apply it."""
+    key = (node.fn, type(node.args[0].value)) if node.args else None
+    try:
+        rule = RULES.get(key)
+    except TypeError:
+        rule = None
+    if rule is None:
+        sweep.missing(node, g, key)
+        return
+    sweep.apply(node, rule, g)
+
+
+def defdispatch(fn) -> None:
+    """Rules for ``fn`` are chosen by the type of its argument 0 (``defvjp((fn, T), ...)``)."""
+    _rule(fn).node = _dispatch
+
+
+def lookup(fn) -> Rule | None:
+    try:
+        return RULES.get(fn)
+    except TypeError:         # unhashable callable
+        return None
+
+
+_MODULE_NAMES = (("numpy", "numpy"), ("scipy.special", "scipy.special"),
+                 ("numpy.linalg", "numpy.linalg"))
+
+
+def primitive_name(fn) -> str:
+    """A readable dotted name for a primitive (or a ``(fn, type)`` dispatch key)."""
+    if type(fn) is tuple and len(fn) == 2:
+        owner, kind = fn
+        inst = kind.__name__[:-4] if kind.__name__.endswith("_gen") else kind.__name__
+        return f"scipy.stats.{inst}.{getattr(owner, '__name__', owner)}"
+    objclass = getattr(fn, "__objclass__", None)
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    if objclass is not None:
+        module = objclass.__module__
+        module = "" if module == "builtins" else module + "."
+        return f"{module}{objclass.__qualname__}.{name}"
+    module = getattr(fn, "__module__", None)
+    if module is None:
+        import importlib
+        for mod, shown in _MODULE_NAMES:
+            if getattr(importlib.import_module(mod), name, None) is fn:
+                return f"{shown}.{name}"
+        return name
+    if module.startswith("numpy") and not module.startswith("numpy.linalg"):
+        import numpy
+        if getattr(numpy, name, None) is fn:
+            module = "numpy"
+    if module in ("builtins", "_operator"):
+        module = "operator" if module == "_operator" else ""
+    qual = getattr(fn, "__qualname__", name)
+    return f"{module}.{qual}" if module else qual
+
+
+def supported() -> list[str]:
+    """Sorted names of every primitive with a rule (importing ``dcgraph.ad`` fills the table)."""
+    names = set()
+    for key, rule in RULES.items():
+        if rule.node is _dispatch:
+            continue
+        names.add(primitive_name(key))
+    return sorted(names)
