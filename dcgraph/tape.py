@@ -40,6 +40,7 @@ returned. Values are recorded by reference: a container shows its final state.
 from __future__ import annotations
 
 import linecache
+import operator
 from typing import Any, Callable, Iterator
 
 __all__ = ["Location", "Node", "Argument", "Constant", "PrimitiveCall", "NestedCall", "Branch",
@@ -424,14 +425,18 @@ def _dependencies(n: Node):
     yield from n.inputs
 
 
+_READ_WRITE_PAIRS = {operator.getitem: operator.setitem, getattr: setattr}
+
+
 def _is_read_of_other_key(n: PrimitiveCall, container: Node | None = None) -> bool:
-    """Is ``n`` a read ``c[k]`` of a version written by ``c[k2] = v`` with constant k != k2?"""
-    import operator
-    if n.fn is not operator.getitem or len(n.args) != 2:
+    """Is ``n`` a read ``c[k]`` (or ``c.k``) of a version written by ``c[k2] = v`` (``c.k2 = v``)
+    with constant k != k2? Such a write is not a dependency of the read."""
+    write = _READ_WRITE_PAIRS.get(n.fn) if len(n.args) == 2 else None
+    if write is None:
         return False
     c = n.args[0] if container is None else container
     k = n.args[1]
-    if not (isinstance(c, PrimitiveCall) and c.fn is operator.setitem and len(c.args) == 3):
+    if not (isinstance(c, PrimitiveCall) and c.fn is write and len(c.args) == 3):
         return False
     k1, k2 = c.args[1].value, k.value
     return type(k1) in (int, str) and type(k2) in (int, str) and k1 != k2

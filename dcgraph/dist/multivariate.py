@@ -92,11 +92,12 @@ class MvNormal(Distribution):
         if mat.shape[-1] != m.shape[-1]:
             raise ValueError(f"{self.name}: parameter '{key}' has shape {mat.shape}, "
                              f"which does not match 'mean' of shape {m.shape}")
-        self.mean_ = m
+        self._mean_param = m
         self._batch_shape = broadcast_batch(self.name, {"mean": m.shape[:-1], key: mat.shape[:-2]})
         self._event_shape = m.shape[-1:]
         chol_inv = np.linalg.inv(chol)
         other = np.swapaxes(chol_inv, -1, -2) @ chol_inv
+        other.flags.writeable = False
         self._logdet_cov = 2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
         if key == "cov":
             self.cov, self.precision = mat, other
@@ -110,19 +111,19 @@ class MvNormal(Distribution):
 
     def param_value(self, name):
         # ``mean`` the attribute is broadcast to batch_shape + event_shape; the parameter is as given.
-        return self.mean_ if name == "mean" else super().param_value(name)
+        return self._mean_param if name == "mean" else super().param_value(name)
 
     @property
     def mean(self):
-        return self._full(self.mean_)
+        return self._full(self._mean_param)
 
     def _logpdf(self, x):
-        z = _matvec(self._whiten, x - self.mean_)
+        z = _matvec(self._whiten, x - self._mean_param)
         k = self._event_shape[0]
         return -0.5 * np.sum(z * z, axis=-1) - 0.5 * self._logdet_cov - 0.5 * k * LOG_2PI
 
     def _grad_logpdf(self, x):
-        r = x - self.mean_
+        r = x - self._mean_param
         pr = _matvec(self.precision, r)
         out = {"x": -pr, "mean": pr}
         if self.params[1] == "cov":
@@ -133,7 +134,7 @@ class MvNormal(Distribution):
 
     def _sample(self, rng, size):
         z = rng.standard_normal(size + self._event_shape)
-        return self.mean_ + _matvec(self._colour, z)
+        return self._mean_param + _matvec(self._colour, z)
 
     @property
     def var(self):

@@ -11,8 +11,9 @@ integers (``ceil(low)``..``floor(high)``).
   mixed (atoms plus density), so it has no bijector; use it for observed data.
 
 Both have closed-form ``logpdf``/CDFs/quantiles; ``mean`` and ``var`` are computed numerically
-per batch element (quadrature or summation), NaN when the base moment needed is not finite
-and a bound is open. Neither provides ``grad_logpdf``.
+per batch element (quadrature, or summation over at most 2e6 support points for discrete
+bases), NaN when that is not possible or when a bound is open and the base moments are not
+finite. Neither provides ``grad_logpdf``.
 """
 from __future__ import annotations
 
@@ -75,7 +76,11 @@ class _Wrapper(Univariate):
     def _moments(self):
         mean, var = np.empty(self.batch_shape), np.empty(self.batch_shape)
         for idx in np.ndindex(self.batch_shape):
-            mean[idx], var[idx] = self._element(idx)._scalar_moments()
+            if not (self._cut_lo[idx] or self._cut_hi[idx]):  # bounds outside the base support: no effect
+                mean[idx] = np.broadcast_to(self.base.mean, self.batch_shape)[idx]
+                var[idx] = np.broadcast_to(self.base.var, self.batch_shape)[idx]
+            else:
+                mean[idx], var[idx] = self._element(idx)._scalar_moments()
         return mean, var
 
     def _enumerated_moments(self):

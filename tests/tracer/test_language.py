@@ -251,3 +251,19 @@ def test_a_failed_build_is_never_shown_half_built():
         with pytest.raises(RuntimeError, match="replay failed"):
             len(tape)
     assert calls == [1]
+
+
+def test_attribute_read_depends_only_on_its_own_write():
+    class Box:
+        pass
+
+    def f(a, b):
+        box = Box()
+        box.x = a * 2
+        box.y = b
+        return box.x + 1
+
+    _, tape = dcgraph.track(f, 1.0, 2.0)
+    tape.lint()
+    sl = tape.slice(tape[-1].inputs[0])
+    assert {n.name for n in sl if isinstance(n, dcgraph.Argument)} == {"a"}

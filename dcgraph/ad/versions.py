@@ -1,0 +1,199 @@
+"""Container states at the time a node was recorded.
+
+Tapes record values by reference, so a container node's ``value`` is the container's *final*
+state. A rule that needs a version's contents (``b * w`` read ``b`` before ``b[0] = 5``) or a
+list's length at the time (``lst[-1]`` before ``lst.append(v)``) asks ``Versions``: it keeps
+each mutated container's chain of mutation nodes, derives list lengths backwards from the final
+state, and rebuilds an earlier state by re-running the container's creation and the mutations
+up to that time on a private copy. A state it cannot rebuild (the container came from a random
+draw, a root argument, or an untraceable source) raises ``StaleValueError``.
+"""
+from __future__ import annotations
+
+import bisect
+import copy
+import operator
+
+import numpy as np
+
+from ..ops import mutated_argument
+from ..tape import Argument, NestedCall, Phi, PrimitiveCall, Return
+
+__all__ = ["Versions", "StaleValueError"]
+
+_LATE = float("inf")
+
+
+class StaleValueError(RuntimeError):
+    """The state of a container at an earlier time is needed but cannot be rebuilt."""
+
+
+def when(node) -> tuple:
+    """Execution time of ``node``'s value: a NestedCall's value exists after its child ran."""
+    key = node.order_key()
+    return key + (_LATE,) if type(node) is NestedCall else key
+
+
+def _mutated_index(node) -> int:
+    k = mutated_argument(node.fn)
+    return 0 if k is None else k
+
+
+_APPEND_LIKE = {list.append: 1, list.insert: 1, list.pop: -1, list.remove: -1,
+                list.sort: 0, list.reverse: 0}
+
+
+class Versions:
+    """Mutation chains of one run (built by walking the whole run once)."""
+
+    def __init__(self, root):
+        chains: dict = {}
+        for n in root.walk():
+            if type(n) is PrimitiveCall and n.mutates is not None:
+                chains.setdefault(id(n.mutates), []).append(n)
+        self.chains = chains
+        self._whens: dict = {}
+        self._lengths: dict = {}
+        self._states: dict = {}
+
+    # -- queries -------------------------------------------------------------------------
+    def _position(self, node, chain) -> int:
+        """How many mutations of the container ran no later than ``node``."""
+        whens = self._whens.get(id(chain))
+        if whens is None:
+            whens = self._whens[id(chain)] = [when(m) for m in chain]
+        return bisect.bisect_right(whens, when(node))
+
+    def stale(self, node) -> bool:
+        """Was ``node``'s container mutated after ``node``?"""
+        chain = self.chains.get(id(node.value))
+        if chain is None or chain[-1] is node:
+            return False
+        return self._position(node, chain) < len(chain)
+
+    def value_at(self, node):
+        """The state of ``node``'s value when ``node`` was recorded (its value if unchanged)."""
+        v = node.value
+        chain = self.chains.get(id(v))
+        if chain is None or chain[-1] is node:
+            return v
+        k = self._position(node, chain)
+        if k == len(chain):
+            return v
+        key = (id(chain), k)
+        state = self._states.get(key)
+        if state is None:
+            state = self._rebuild(chain, k, node)
+            self._states[key] = state
+        return state
+
+    def length_at(self, node) -> int:
+        """``len`` of a list/tuple/dict node's value when ``node`` was recorded."""
+        v = node.value
+        chain = self.chains.get(id(v))
+        if chain is None or chain[-1] is node:
+            return len(v)
+        k = self._position(node, chain)
+        if k == len(chain):
+            return len(v)
+        lengths = self._lengths
+        # lengths[m] = length after mutation m; walk back from the newest known one
+        i = len(chain) - 1
+        while i > k and chain[i - 1] in lengths:
+            i -= 1
+        n = lengths.get(chain[i], len(v) if i == len(chain) - 1 else None)
+        while n is not None and i >= k:
+            lengths[chain[i]] = n
+            d = self._delta(chain[i])
+            n = None if d is None else n - d
+            i -= 1
+        if n is None:
+            n = len(self.value_at(node))
+        return n
+
+    def size(self, node) -> int:
+        v = node.value
+        return self.length_at(node) if type(v) in (list, dict) else len(v)
+
+    # -- internals -----------------------------------------------------------------------
+    def _delta(self, m) -> int | None:
+        """Change in length made by mutation ``m`` (None when not derivable backwards)."""
+        fn = m.fn
+        d = _APPEND_LIKE.get(fn)
+        if d is not None:
+            return d
+        if fn is list.extend or fn is operator.iadd:
+            return self.size(m.args[1]) if len(m.args) > 1 else None
+        if fn is operator.setitem and type(m.args[1].value) is int:
+            return 0
+        if fn is operator.delitem and type(m.args[1].value) is int:
+            return -1
+        return None
+
+    def _rebuild(self, chain, k: int, node):
+        """Re-run the container's creation and its first ``k`` mutations on a private copy."""
+        first = chain[0]
+        origin = first.args[_mutated_index(first)]
+        state = _copy(self._origin_value(origin, node))
+        for m in chain[:k]:
+            idx = _mutated_index(m)
+            args = [state if i == idx else self.value_at(a) for i, a in enumerate(m.args)]
+            kwargs = {name: self.value_at(a) for name, a in m.kwargs.items()}
+            m.fn(*args, **kwargs)
+        return state
+
+    def _origin_value(self, origin, node):
+        target = origin.value
+        seen = 0
+        while seen < 1000:
+            seen += 1
+            t = type(origin)
+            if t is NestedCall and origin.child is not None:
+                ret = origin.child.returned
+                if type(ret) is Return and ret.inputs and ret.inputs[0].value is target:
+                    origin = ret.inputs[0]
+                    continue
+            elif t is Phi:
+                origin = origin.source
+                continue
+            elif t is Argument and origin.source is not None and not isinstance(origin.source,
+                                                                                   (tuple, dict)):
+                origin = origin.source
+                continue
+            elif t is PrimitiveCall and not _is_random(origin.fn):
+                args = [self.value_at(a) for a in origin.args]
+                kwargs = {name: self.value_at(a) for name, a in origin.kwargs.items()}
+                fresh = origin.fn(*args, **kwargs)
+                if fresh is not target and not (isinstance(fresh, np.ndarray)
+                                                 and np.shares_memory(fresh, target)):
+                    return fresh
+                alias = [a for a in origin.args if a.value is target]
+                if alias:
+                    origin = alias[0]
+                    continue
+            break
+        loc = node.loc
+        raise StaleValueError(
+            f"dcgraph.ad: the container read at {loc} was mutated later, and its earlier state "
+            f"cannot be rebuilt (it comes from {origin!r}"
+            f"{' at ' + repr(origin.loc) if origin.loc is not None else ''}); "
+            f"copy it before mutating it (e.g. x = x.copy())")
+
+
+def _is_random(fn) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    owner = getattr(fn, "__objclass__", None) or type(getattr(fn, "__self__", None))
+    return (module.startswith(("random", "numpy.random"))
+            or owner in (np.random.Generator, np.random.RandomState)
+            or getattr(owner, "__module__", "").startswith("numpy.random"))
+
+
+def _copy(value):
+    t = type(value)
+    if t is np.ndarray:
+        return value.copy()
+    if t is list:
+        return list(value)
+    if t is dict:
+        return dict(value)
+    return copy.copy(value)

@@ -1,0 +1,66 @@
+"""``tape.to_html(path)``: the offline explorer, one self-contained HTML file.
+
+The page shows the call tree beside the Graphviz graph. Clicking a node marks its backward
+slice (``dc-slice``, as ``Tape.slice``, through fold markers) and its direct users
+(``dc-user``, as ``Tape.users``); a search box filters the tree by function name; hovering
+shows the full value and source line. Everything (styles, script, SVG, data) is inlined from
+``viz/explorer/``: the file makes no network request.
+"""
+from __future__ import annotations
+
+import html as _html
+import json
+import os
+import re
+from pathlib import Path
+
+from ..tape import PrimitiveCall, Tape
+from .dot import GraphvizNotFound, dot_source, svg_from_dot
+from .fold import Fold, count, fold
+from .graph import DisplayGraph, Entry
+from .html import asset, hover_text, strip_xml_prolog, tree_html
+from .labels import fn_label, op_text
+
+__all__ = ["to_html", "explorer_data"]
+
+
+def _entry_data(graph: DisplayGraph, e: Entry) -> dict:
+    d = {"id": e.id, "inputs": graph.inputs(e), "deps": graph.deps(e), "call": e.call}
+    if isinstance(e.item, Fold):
+        d.update(kind="Fold", label=e.item.label, fn="", hover=e.item.label, folded=e.item.count)
+    else:
+        n = e.item.node
+        d.update(kind=n.kind, label=f"@{n.index} {op_text(n)}", hover=hover_text(n),
+                 fn=fn_label(n) if isinstance(n, PrimitiveCall) else "",
+                 where=f"{n.loc.filename}:{n.line}" if n.line is not None else "")
+    return d
+
+
+def explorer_data(graph: DisplayGraph) -> dict:
+    """What the page's script reads: one record per entry, ``deps``/``inputs`` as entry ids."""
+    shown, folded = count(graph.items)
+    return {"title": graph.tape.name, "shown": shown, "folded": folded,
+            "items": [_entry_data(graph, e) for e in graph.entries]}
+
+
+def _fill(template: str, fields: dict) -> str:
+    """Replace each ``{{NAME}}`` once, in one pass (inserted text is never rescanned)."""
+    return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: fields[m.group(1)], template)
+
+
+def to_html(tape: Tape, path: str | os.PathLike | None = None, depth: int | None = 3,
+            max_nodes: int | None = 400, highlight=None, title: str | None = None) -> str:
+    """The explorer page for ``tape`` (folded as ``fold.fold``); also written to ``path``."""
+    graph = DisplayGraph(tape, fold(tape, depth=depth, max_nodes=max_nodes))
+    try:
+        svg = strip_xml_prolog(svg_from_dot(dot_source(graph, highlight)))
+    except GraphvizNotFound as exc:
+        svg = f'<p class="dc-nograph">{_html.escape(str(exc))}</p>'
+    data = json.dumps(explorer_data(graph)).replace("</", "<\\/")
+    page = _fill(asset("explorer.html"), {
+        "TITLE": _html.escape(title or f"dcgraph: {tape.name}"),
+        "CSS": asset("tree.css") + "\n" + asset("explorer.css"),
+        "TREE": tree_html(graph), "SVG": svg, "DATA": data, "JS": asset("explorer.js")})
+    if path is not None:
+        Path(path).write_text(page, encoding="utf-8")
+    return page
