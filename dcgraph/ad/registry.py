@@ -32,7 +32,7 @@ class MissingRuleError(NotImplementedError):
 class Rule:
     """How to pull an adjoint back through one primitive."""
 
-    __slots__ = ("key", "vjps", "names", "node", "inplace", "binary", "unary")
+    __slots__ = ("key", "vjps", "names", "node", "inplace", "fast1", "fast2", "sparse")
 
     def __init__(self, key):
         self.key = key
@@ -40,7 +40,8 @@ class Rule:
         self.names = None      # parameter names by position, for keyword arguments
         self.node = None       # node rule
         self.inplace = None    # node rule for a call that mutated a container
-        self.binary = self.unary = False   # fast paths: all-positional float rules
+        self.fast1 = self.fast2 = None     # fast paths: value rules for 1 or 2 scalar args
+        self.sparse = False    # node rules that take Sparse adjoints of arrays as they are
 
     def index(self, name: str) -> int | None:
         """Position of the parameter called ``name`` (None when unknown)."""
@@ -70,18 +71,23 @@ def defvjp(fn, *vjps, names=None) -> None:
     rule = _rule(fn)
     rule.vjps = tuple(vjps)
     rule.names = tuple(names) if names is not None else None
-    rule.binary = len(vjps) == 2 and None not in vjps
-    rule.unary = len(vjps) == 1 and vjps[0] is not None
+    rule.fast2 = (vjps[0], vjps[1]) if len(vjps) >= 2 and None not in vjps[:2] else None
+    rule.fast1 = vjps[0] if len(vjps) >= 1 else None
 
 
-def defnode(fn, node_rule) -> None:
-    """Register a node rule ``node_rule(sweep, node, g)`` for ``fn``."""
-    _rule(fn).node = node_rule
+def defnode(fn, node_rule, sparse: bool = False) -> None:
+    """Register a node rule ``node_rule(sweep, node, g)`` for ``fn``. Unless ``sparse``, an
+    array-valued node's adjoint is made dense before the rule sees it."""
+    rule = _rule(fn)
+    rule.node = node_rule
+    rule.sparse = rule.sparse or sparse
 
 
-def definplace(fn, node_rule) -> None:
+def definplace(fn, node_rule, sparse: bool = False) -> None:
     """Register the rule used when a call of ``fn`` mutated a container in place."""
-    _rule(fn).inplace = node_rule
+    rule = _rule(fn)
+    rule.inplace = node_rule
+    rule.sparse = rule.sparse or sparse
 
 
 def _drop(sweep, node, g) -> None:

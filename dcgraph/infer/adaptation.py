@@ -36,6 +36,9 @@ __all__ = [
 ]
 
 
+MIN_AVERAGED = 10  # dual-averaging updates needed before the averaged step size is trusted
+
+
 class DualAveragingState(NamedTuple):
     """Dual-averaging iterate: ``log_step`` is the current value, ``log_step_avg``
     the averaged one used after warm-up."""
@@ -45,6 +48,7 @@ class DualAveragingState(NamedTuple):
     error_avg: float
     mu: float
     count: int
+    log_step_init: float
 
     @property
     def step_size(self) -> float:
@@ -52,14 +56,16 @@ class DualAveragingState(NamedTuple):
 
     @property
     def final_step_size(self) -> float:
-        """The averaged step size (the current one if no update happened yet)."""
-        return math.exp(self.log_step_avg if self.count > 0 else self.log_step)
+        """The averaged step size; the initial one after fewer than ``MIN_AVERAGED`` updates,
+        when the average is still dominated by the first, deliberately large, iterates."""
+        return math.exp(self.log_step_avg if self.count >= MIN_AVERAGED else self.log_step_init)
 
 
 def dual_averaging_init(step_size: float, shrink_factor: float = 10.0) -> DualAveragingState:
     """Start dual averaging at ``step_size``, shrinking towards ``log(shrink_factor * step_size)``
     (Stan's 10 favours exploring larger steps)."""
-    return DualAveragingState(math.log(step_size), 0.0, 0.0, math.log(shrink_factor * step_size), 0)
+    log_step = math.log(step_size)
+    return DualAveragingState(log_step, 0.0, 0.0, math.log(shrink_factor) + log_step, 0, log_step)
 
 
 def dual_averaging_update(
@@ -80,7 +86,7 @@ def dual_averaging_update(
     log_step = state.mu - error_avg * math.sqrt(count) / gamma
     weight = count ** (-kappa)
     log_step_avg = (1.0 - weight) * state.log_step_avg + weight * log_step
-    return DualAveragingState(log_step, log_step_avg, error_avg, state.mu, count)
+    return DualAveragingState(log_step, log_step_avg, error_avg, state.mu, count, state.log_step_init)
 
 
 def warmup_windows(

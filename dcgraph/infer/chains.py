@@ -107,7 +107,8 @@ def run_chain(
         if report is not None and done % every == 0:
             report(done)
     params = kernel.finish_warmup(tuning)
-    warm = (np.array(positions).reshape(len(positions), -1), _columns(infos, lps)) if save_warmup else (None, {})
+    dim = state.position.shape[0]
+    warm = (np.array(positions, dtype=float).reshape(len(positions), dim), _columns(infos, lps)) if save_warmup else (None, {})
     t1 = time.perf_counter()
     positions, infos, lps = [], [], []
     step = kernel.step
@@ -122,7 +123,7 @@ def run_chain(
     t2 = time.perf_counter()
     if report is not None:
         report(total)
-    draws = np.array(positions).reshape(n_draws, state.position.shape[0])
+    draws = np.array(positions, dtype=float).reshape(n_draws, dim)
     return ChainOutput(draws, _columns(infos, lps), warm[0], warm[1], params, (t1 - t0, t2 - t1))
 
 

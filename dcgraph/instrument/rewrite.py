@@ -220,6 +220,9 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
         ins = item
         loc = ins.location
         block = s.blocks[s.block_of[i]]
+        if block.depth < 0:           # unreachable: never runs, so needs no probes
+            out.append(ins)
+            continue
         if block.start == i and info.marks[block.index] is not None:
             mark = info.marks[block.index]
             out += _log(block.depth, [Instr("LOAD_CONST", mark, location=loc)], loc)

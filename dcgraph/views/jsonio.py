@@ -3,39 +3,46 @@
 Schema ``dcgraph-tape`` version 1 (flat, so deep recursion stays shallow JSON)::
 
     {"format": "dcgraph-tape", "version": 1,
-     "files":    [filename, ...],
-     "sources":  {"FILE:LINE": source line text, ...},
-     "literals": [{"name": str|null, "value": VALUE, "loc": LOC}, ...],
-     "tapes":    [TAPE, ...]}           # in execution (walk) order; tapes[0] is the root
-    TAPE  = {"name": str, "fn": FN|null, "parent": REF|null, "result": VALUE, "raised": bool,
-             "nodes": [NODE, ...]}
-    NODE  = {"kind": "Argument"|"Constant"|"PrimitiveCall"|"NestedCall"|"Branch"|"Phi"|
-                     "Return"|"Raise",
-             "loc": LOC, "value": VALUE, "inputs": [REF, ...], "meta": {str: VALUE}?, ...}
-      Argument:            "name", "source": REF | {"args": [REF]} | {"kwargs": {str: REF}} | null
-      Constant:            "name"
-      PrimitiveCall:       "fn": FN, "fn_node": REF|null, "args": [REF], "kwargs": {str: REF},
-                           "method": bool, "mutates": true?, "result": VALUE?
-                           (a mutating call: its value is the container, result what it returned)
-      NestedCall:          as PrimitiveCall, plus "child": tape number | null, and
-                           "returns_child": true when its value is its child's return value
-      Branch:              "edge": [from, to], "op": str|null, "taken": VALUE
-      Phi:                 "name", "edge": [from, to]   (its source is inputs[0])
-    LOC   = [file number, line, bytecode offset] | null
-    REF   = [tape number, node index] | {"literal": literal number}
-    FN    = {"name": str, "qualname": str, "module": str|null}
-    VALUE = null | bool | int | float | str          (as is; floats may be NaN/Infinity)
-          | {"same_as": REF}     (a node's value: the very object an earlier node held)
-          | {"array": nested lists, "dtype": str, "shape": [int]}   (numeric arrays)
-          | {"repr": str, "type": str, "abbrev": str}                (anything else)
+     "files":     [filename, ...],
+     "sources":   {"FILE:LINE": source line text, ...},
+     "functions": [{"name": str, "qualname": str, "module": str|null}, ...],
+     "literals":  [{"name": str|null, "value": VALUE, "loc": LOC}, ...],
+     "tapes":     [TAPE, ...]}          # in execution (walk) order; tapes[0] is the root
+    TAPE = {"name": str, "fn": FUNCTION|null, "parent": REF|null, "result": VALUE,
+            "raised": bool, "nodes": [NODE, ...]}
+    NODE = {"kind": str, "loc": LOC, "value": VALUE, "meta": {str: VALUE}, ...by kind}
+      Argument       "inputs": [], "name", "source": REF | {"args": [REF]} | {"kwargs": {str: REF}} | null
+      Constant       "inputs": [], "name"
+      PrimitiveCall  "fn": FUNCTION, "args": [REF], "kwargs": {str: REF}, "fn_node": REF,
+                     "method": true, "mutates": true, "result": VALUE
+                     (inputs are fn_node, args, kwargs; a mutating call's value is the
+                     container, its result what the call returned)
+      NestedCall     as PrimitiveCall, plus "child": tape number
+      Branch         "inputs", "edge": [from block, to block], "op": str|null, "taken": VALUE
+      Phi            "name", "source": REF, "edge": [from block, to block]
+      Return, Raise  "inputs"
+    LOC      = [file number, line, bytecode offset] | null
+    REF      = [tape number, node index] | {"literal": literal number}
+    FUNCTION = index into "functions"
+    VALUE    = null | bool | int | float | str         (as is; floats may be NaN/Infinity)
+             | {"array": nested lists, "dtype": str, "shape": [int]}    (numeric arrays)
+             | {"scalar": number, "dtype": str}                        (NumPy scalars)
+             | {"repr": str, "type": str, "abbrev": str}                 (anything else)
+             | {"same_as": REF}   (the very object an earlier node holds as its value)
+
+Optional keys: "meta", "kwargs", "fn_node", "method", "mutates"/"result" appear only when
+set. "value" is left out where it is another node's: a Phi's (its source's), a Return's or
+Raise's equal to its input's, a NestedCall's equal to its child's return value.
 
 Reopened nodes hold no live objects they cannot get back: functions not found among the
 modules already imported become ``SavedFunction``, ``repr`` values ``SavedValue``.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -49,16 +56,16 @@ __all__ = ["to_json", "from_json", "encode_value", "decode_value", "FORMAT", "VE
 
 FORMAT, VERSION = "dcgraph-tape", 1
 MAX_STRING = 10_000
+_NATIVE = (bool, int, float, str)
 
 
 def encode_value(value, max_array: int = 10_000):
     """A JSON-ready form of ``value`` (see VALUE in the module docstring)."""
-    if value is None or isinstance(value, (bool, int, float)) and type(value) in (bool, int, float):
-        return value
-    if isinstance(value, str) and type(value) is str and len(value) <= MAX_STRING:
+    if value is None or type(value) in _NATIVE and not (type(value) is str
+                                                         and len(value) > MAX_STRING):
         return value
     if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return value.item()
+        return {"scalar": value.item(), "dtype": str(value.dtype)}
     if (isinstance(value, np.ndarray) and value.dtype.kind in "biuf"
             and value.size <= max_array):
         return {"array": value.tolist(), "dtype": str(value.dtype), "shape": list(value.shape)}
@@ -71,6 +78,8 @@ def decode_value(data):
     """The value ``encode_value`` wrote (arrays as arrays, reprs as ``SavedValue``)."""
     if not isinstance(data, dict):
         return data
+    if "scalar" in data:
+        return np.dtype(data["dtype"]).type(data["scalar"])
     if "array" in data:
         return np.array(data["array"], dtype=data["dtype"]).reshape(data["shape"])
     if "repr" in data:
@@ -96,6 +105,8 @@ class _Writer:
         self.number = {id(t): k for k, t in enumerate(self.tapes)}
         self.files: dict[str, int] = {}
         self.sources: dict[str, str] = {}
+        self.locs: dict[int, list] = {}
+        self.functions: dict[tuple, int] = {}
         self.literals: dict[int, int] = {}
         self.literal_list: list = []
         self.holders: dict[int, list] = {}
@@ -106,30 +117,38 @@ class _Writer:
     def loc(self, loc):
         if loc is None:
             return None
-        f = self.files.setdefault(loc.filename, len(self.files))
-        if loc.line is not None:
+        out = self.locs.get(id(loc))
+        if out is None:
+            f = self.files.setdefault(loc.filename, len(self.files))
             key = f"{f}:{loc.line}"
-            if key not in self.sources:
+            if loc.line is not None and key not in self.sources:
                 self.sources[key] = loc.source
-        return [f, loc.line, loc.offset]
+            out = self.locs[id(loc)] = [f, loc.line, loc.offset]
+        return out
+
+    def function(self, fn) -> int:
+        d = describe_function(fn)
+        return self.functions.setdefault((d["name"], d["qualname"], d["module"]),
+                                         len(self.functions))
 
     def ref(self, n: Node):
-        if n.tape is None:      # a shared literal
+        t = n.tape
+        if t is None:      # a shared literal
             k = self.literals.get(id(n))
             if k is None:
                 k = self.literals[id(n)] = len(self.literal_list)
                 self.literal_list.append({"name": n.name, "value": self.value(n.value),
                                           "loc": self.loc(n.loc)})
             return {"literal": k}
-        number = self.number.get(id(n.tape))
+        number = self.number.get(id(t))
         if number is None:
             raise ValueError(f"to_json: {n!r} belongs to a tape outside the one saved")
         return [number, n.index]
 
     def node_value(self, n: Node):
-        """The value, or a reference to the earlier node holding the same object."""
+        """The value, or a reference to the earlier node holding the same (non-JSON) object."""
         v = n.value
-        if v is None or isinstance(v, bool):
+        if v is None or type(v) in _NATIVE:
             return v
         holder = self.holders.get(id(v))
         if holder is not None:
@@ -138,69 +157,96 @@ class _Writer:
         return self.value(v)
 
     def node(self, n: Node) -> dict:
-        d = {"kind": n.kind, "loc": self.loc(n.loc), "value": self.node_value(n),
-             "inputs": [self.ref(i) for i in n.inputs]}
-        if n.has_meta:
-            d["meta"] = {str(k): self.value(v) for k, v in n.meta.items()}
-        if isinstance(n, Argument):
-            s = n.source
-            d["name"] = n.name
-            d["source"] = (None if s is None else self.ref(s) if isinstance(s, Node)
-                           else {"kwargs": {k: self.ref(v) for k, v in s.items()}}
-                           if isinstance(s, dict) else {"args": [self.ref(v) for v in s]})
-        elif isinstance(n, Constant):
-            d["name"] = n.name
-        elif isinstance(n, PrimitiveCall):
-            d.update(fn=describe_function(n.fn),
-                     fn_node=self.ref(n.fn_node) if n.fn_node is not None else None,
-                     args=[self.ref(a) for a in n.args],
-                     kwargs={k: self.ref(v) for k, v in n.kwargs.items()}, method=bool(n.method))
+        ref = self.ref
+        d = {"kind": n.kind, "loc": self.loc(n.loc)}
+        if isinstance(n, PrimitiveCall):
+            d["fn"] = self.function(n.fn)
+            d["args"] = [ref(a) for a in n.args]
+            if n.kwargs:
+                d["kwargs"] = {k: ref(v) for k, v in n.kwargs.items()}
+            if n.fn_node is not None:
+                d["fn_node"] = ref(n.fn_node)
+            if n.method:
+                d["method"] = True
             if n.mutates is not None:
                 d.update(mutates=True, result=self.value(n.result))
             if isinstance(n, NestedCall):
                 child = n.child
                 d["child"] = self.number[id(child)] if child is not None else None
                 ret = child.returned if child is not None else None
-                if isinstance(ret, Return) and ret.value is n.value:
-                    d["returns_child"] = True
-        elif isinstance(n, Branch):
-            d.update(edge=list(n.edge), op=n.op, taken=self.value(n.taken))
+                if not (isinstance(ret, Return) and ret.value is n.value):
+                    d["value"] = self.node_value(n)
+            else:
+                d["value"] = self.node_value(n)
         elif isinstance(n, Phi):
-            d.update(name=n.name, edge=list(n.edge))
+            d.update(name=n.name, source=ref(n.source), edge=list(n.edge))
+        else:
+            d["inputs"] = [ref(i) for i in n.inputs]
+            if not (isinstance(n, (Return, Raise)) and n.inputs and n.value is n.inputs[0].value):
+                d["value"] = self.node_value(n)
+            if isinstance(n, Argument):
+                s = n.source
+                d["name"] = n.name
+                d["source"] = (None if s is None else ref(s) if isinstance(s, Node)
+                               else {"kwargs": {k: ref(v) for k, v in s.items()}}
+                               if isinstance(s, dict) else {"args": [ref(v) for v in s]})
+            elif isinstance(n, Constant):
+                d["name"] = n.name
+            elif isinstance(n, Branch):
+                d.update(edge=list(n.edge), op=n.op, taken=self.value(n.taken))
+        if n.has_meta:
+            d["meta"] = {str(k): self.value(v) for k, v in n.meta.items()}
         return d
 
     def document(self) -> dict:
         tapes = []
         for t in self.tapes:
-            tapes.append({"name": t.name, "fn": describe_function(t.fn) if t.fn is not None else None,
+            tapes.append({"name": t.name, "fn": self.function(t.fn) if t.fn is not None else None,
                           "parent": self.ref(t.parent) if t.parent is not None else None,
                           "result": self.value(t.result), "raised": bool(t.raised),
                           "nodes": [self.node(n) for n in t.nodes]})
+        functions = [{"name": k[0], "qualname": k[1], "module": k[2]} for k in self.functions]
         return {"format": FORMAT, "version": VERSION, "files": list(self.files),
-                "sources": self.sources, "literals": self.literal_list, "tapes": tapes}
+                "sources": self.sources, "functions": functions, "literals": self.literal_list,
+                "tapes": tapes}
+
+
+@contextmanager
+def _no_gc():
+    """Pause the cyclic garbage collector: building or parsing ~10^6 small objects otherwise
+    triggers collections that scan every live node (several times slower on large tapes)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def to_json(tape: Tape, path: str | os.PathLike | None = None, indent: int | None = None,
             max_array: int = 10_000) -> str:
     """The tape as JSON text (schema above); also written to ``path`` when given. Numeric
     arrays of at most ``max_array`` entries are stored whole, larger ones as their repr."""
-    text = json.dumps(_Writer(tape, max_array).document(), indent=indent)
+    with _no_gc():
+        text = json.dumps(_Writer(tape, max_array).document(), indent=indent)
     if path is not None:
         Path(path).write_text(text, encoding="utf-8")
     return text
 
 
 def from_json(source) -> Tape:
-    """Reopen a tape from JSON text, a parsed dict, or a path (``str`` not starting with
-    ``{``, or ``os.PathLike``). Raises ValueError naming what is wrong with the document."""
+    """Reopen a tape from JSON text, a parsed dict, or a path (``os.PathLike``, or a ``str``
+    not starting with ``{`` or ``[``). Raises ValueError naming what is wrong with the document."""
     if isinstance(source, dict):
         doc = source
     else:
         if isinstance(source, os.PathLike) or (isinstance(source, str)
-                                               and not source.lstrip().startswith("{")):
+                                               and not source.lstrip().startswith(("{", "["))):
             source = Path(source).read_text(encoding="utf-8")
         try:
-            doc = json.loads(source)
+            with _no_gc():
+                doc = json.loads(source)
         except json.JSONDecodeError as exc:
             raise ValueError(f"from_json: not JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -209,7 +255,8 @@ def from_json(source) -> Tape:
         raise ValueError(f"from_json: {FORMAT} version {doc.get('version')!r} is not supported "
                          f"(this dcgraph reads version {VERSION})")
     try:
-        return _Reader(doc).read()
+        with _no_gc():
+            return _Reader(doc).read()
     except (KeyError, IndexError, TypeError) as exc:
         raise ValueError(f"from_json: malformed {FORMAT} document: "
                          f"{type(exc).__name__}: {exc}") from None
@@ -221,15 +268,21 @@ class _Reader:
     def __init__(self, doc: dict):
         self.doc, self.files, self.sources = doc, doc["files"], doc["sources"]
         self.tapes: dict[int, Tape] = {}
-        self.returns_child: dict[int, bool] = {}
+        self.locs: dict[tuple, SavedLocation] = {}
+        self.functions = [resolve_function(f) for f in doc["functions"]]
         self.literals = [Constant(lit["name"], decode_value(lit["value"]), self.loc(lit["loc"]))
                          for lit in doc["literals"]]
 
     def loc(self, d):
         if d is None:
             return None
-        f, line, offset = d
-        return SavedLocation(self.files[f], line, offset, self.sources.get(f"{f}:{line}", ""))
+        key = tuple(d)
+        loc = self.locs.get(key)
+        if loc is None:
+            f, line, offset = d
+            loc = self.locs[key] = SavedLocation(self.files[f], line, offset,
+                                                 self.sources.get(f"{f}:{line}", ""))
+        return loc
 
     def value(self, data):
         if isinstance(data, dict) and "same_as" in data:
@@ -241,21 +294,24 @@ class _Reader:
             return self.literals[r["literal"]]
         t, i = r
         tape = self.tapes.get(t)
-        if tape is None or not 0 <= i < len(tape.nodes):
+        if tape is None or not 0 <= i < len(tape._nodes):
             raise ValueError(f"from_json: reference {r} is not to an earlier node "
                              "(inputs must be recorded before their users)")
-        return tape.nodes[i]
+        return tape._nodes[i]
 
     def source(self, s):
-        if s is None or isinstance(s, list):
-            return None if s is None else self.ref(s)
+        if s is None:
+            return None
+        if isinstance(s, list) or "literal" in s:
+            return self.ref(s)
         if "kwargs" in s:
             return {k: self.ref(v) for k, v in s["kwargs"].items()}
         return tuple(self.ref(v) for v in s["args"])
 
     def new_tape(self, k: int, parent: NestedCall | None) -> Tape:
         d = self.doc["tapes"][k]
-        fn = resolve_function(d["fn"] if d.get("fn") else {"name": d["name"]})
+        fn = self.functions[d["fn"]] if d.get("fn") is not None else resolve_function(
+            {"name": d["name"]})
         tape = self.tapes[k] = Tape(None, fn, parent)
         tape.result, tape.raised = decode_value(d["result"]), d["raised"]
         return tape
@@ -272,41 +328,48 @@ class _Reader:
             if top[1] == len(nodes):
                 stack.pop()
                 tape = self.tapes[top[0]]
-                if tape.parent is not None and self.returns_child.pop(id(tape.parent), False):
-                    tape.parent.value = tape.parent.result = tape.returned.value
+                call = tape.parent
+                if call is not None and call.value is _CHILD and tape.returned is not None:
+                    call.value = call.result = tape.returned.value
                 continue
             d = nodes[top[1]]
             top[1] += 1
             node = self.tapes[top[0]].append(self.node(d))
             if isinstance(node, NestedCall) and d.get("child") is not None:
-                self.returns_child[id(node)] = d.get("returns_child", False)
                 node.child = self.new_tape(d["child"], node)
                 stack.append([d["child"], 0])
         return root
 
     def node(self, d: dict) -> Node:
-        kind, loc, value = d["kind"], self.loc(d["loc"]), self.value(d["value"])
-        inputs = tuple(self.ref(r) for r in d["inputs"])
-        if kind == "Argument":
-            n = Argument(d["name"], value, self.source(d["source"]), loc)
-        elif kind == "Constant":
-            n = Constant(d["name"], value, loc)
-        elif kind in self.KINDS:
-            fn_node = self.ref(d["fn_node"]) if d.get("fn_node") is not None else None
-            n = self.KINDS[kind](resolve_function(d["fn"]), [self.ref(a) for a in d["args"]],
-                                 {k: self.ref(v) for k, v in d["kwargs"].items()}, value, loc,
-                                 fn_node=fn_node, method=d["method"])
+        kind, loc = d["kind"], self.loc(d["loc"])
+        value = self.value(d["value"]) if "value" in d else _CHILD
+        if kind in self.KINDS:
+            kwargs = {k: self.ref(v) for k, v in d.get("kwargs", {}).items()}
+            fn_node = self.ref(d["fn_node"]) if "fn_node" in d else None
+            n = self.KINDS[kind](self.functions[d["fn"]], [self.ref(a) for a in d["args"]],
+                                 kwargs, value, loc, fn_node=fn_node, method=d.get("method", False))
             if d.get("mutates"):
                 n.mutates, n.result = value, decode_value(d["result"])
-        elif kind == "Branch":
-            n = Branch(tuple(d["edge"]), inputs, decode_value(d["taken"]), d["op"], loc)
         elif kind == "Phi":
-            n = Phi(d["name"], inputs[0], tuple(d["edge"]), loc)
-        elif kind in ("Return", "Raise"):
-            n = (Return if kind == "Return" else Raise)(inputs, value, loc)
+            n = Phi(d["name"], self.ref(d["source"]), tuple(d["edge"]), loc)
         else:
-            raise ValueError(f"from_json: unknown node kind {kind!r}")
-        n.inputs, n.value = inputs, value
+            inputs = tuple(self.ref(r) for r in d["inputs"])
+            if value is _CHILD:      # a Return or Raise of its input's value
+                value = inputs[0].value
+            if kind == "Argument":
+                n = Argument(d["name"], value, self.source(d["source"]), loc)
+            elif kind == "Constant":
+                n = Constant(d["name"], value, loc)
+            elif kind == "Branch":
+                n = Branch(tuple(d["edge"]), inputs, decode_value(d["taken"]), d["op"], loc)
+            elif kind in ("Return", "Raise"):
+                n = (Return if kind == "Return" else Raise)(inputs, value, loc)
+            else:
+                raise ValueError(f"from_json: unknown node kind {kind!r}")
+            n.inputs, n.value = inputs, value
         for k, v in d.get("meta", {}).items():
             n.meta[k] = decode_value(v)
         return n
+
+
+_CHILD = object()   # placeholder value of a nested call until its child's return is read

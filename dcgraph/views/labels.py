@@ -16,8 +16,8 @@ KIND_STYLE = {
 }
 # a one-character mark per kind, so kinds differ without colour too
 KIND_MARK = {
-    "Argument": "→", "Constant": "#", "PrimitiveCall": "·", "NestedCall": "▸", "Branch": "⑂",
-    "Phi": "φ", "Return": "←", "Raise": "✗",
+    "Argument": "→", "Constant": "#", "PrimitiveCall": "·", "NestedCall": "▸", "Branch": "◇",
+    "Phi": "»", "Return": "←", "Raise": "×",
 }
 
 

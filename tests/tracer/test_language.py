@@ -267,3 +267,19 @@ def test_attribute_read_depends_only_on_its_own_write():
     tape.lint()
     sl = tape.slice(tape[-1].inputs[0])
     assert {n.name for n in sl if isinstance(n, dcgraph.Argument)} == {"a"}
+
+
+def test_unreachable_blocks_get_no_probes():
+    def f(x):
+        for i in range(3):
+            if x:
+                return i
+            else:
+                continue
+            x = 1          # unreachable
+        return -1
+
+    for arg in (0, 1):
+        result, tape = dcgraph.track(f, arg)
+        assert result == f(arg) and not tape.untraced
+        tape.lint()

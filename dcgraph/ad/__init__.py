@@ -1,0 +1,26 @@
+"""Reverse-mode differentiation of traced tapes (issue #5).
+
+``grad(f, argnums=0)``, ``value_and_grad(f, argnums=0)``, ``vjp(f, *args) -> (value,
+pullback)``, ``check_grads(f, *args)`` (reverse mode against central finite differences) and
+``backward(tape, seed=1.0)`` (adjoints into ``node.meta["adjoint"]``).
+
+The tape already holds the path a run took, so control flow needs no rule: branches carry no
+adjoint, phis pass theirs along the recorded edge, nested calls route adjoints through their
+child tapes. Primitives are pulled back through VJP rules kept as data (``registry``; add your
+own with ``defvjp``/``defnode``); ``supported()`` lists them, and ``README.md`` beside this file
+shows that list. A primitive the gradient depends on without a rule raises
+``MissingRuleError`` naming it and the line that called it.
+"""
+from . import (rules_containers, rules_iteration, rules_linalg, rules_math,  # noqa: F401
+               rules_methods, rules_numpy, rules_numpy_shape, rules_operator, rules_scipy)
+from .api import backward, grad, value_and_grad, vjp
+from .check import GradCheck, GradientCheckError, check_grads
+from .core import Sweep
+from .registry import (MissingRuleError, defdispatch, definplace, defnode, defvjp, defzero,
+                       supported)
+from .values import RESULT, Sparse
+from .versions import StaleValueError
+
+__all__ = ["grad", "value_and_grad", "vjp", "backward", "check_grads", "GradCheck",
+           "GradientCheckError", "supported", "defvjp", "defnode", "definplace", "defzero",
+           "defdispatch", "MissingRuleError", "StaleValueError", "Sparse", "RESULT", "Sweep"]

@@ -1,0 +1,301 @@
+"""The reverse sweep over a (nested) tape.
+
+Adjoints are kept per node object for the whole run (``Sweep.adj``), because inputs may be
+nodes of other tapes earlier in execution (closure cells, containers a callee mutated). A tape
+is swept in reverse; at a ``NestedCall`` the call's adjoint seeds the child's returned node, the
+child is swept, and its ``Argument`` adjoints flow to their sources in the caller. Phis pass
+adjoints to their sources, branches carry none, constants absorb them. A ``PrimitiveCall`` with
+an adjoint is pulled back through its rule (``registry``); without a rule it is an error, unless
+the call does not depend on the differentiated arguments at all (``active``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tape import Argument, Constant, NestedCall, Phi, PrimitiveCall, Return
+from .registry import RULES, MissingRuleError, primitive_name
+from .values import SCALARS, Sparse, carries, dense_array
+from .versions import Versions
+
+__all__ = ["Sweep"]
+
+_MUTABLE = (np.ndarray, list, dict)
+_FAST = SCALARS | {int, bool}
+ndarray = np.ndarray
+
+
+class Sweep:
+    """One backward pass. ``wrt`` is the set of root ``Argument`` nodes being differentiated
+    (None: every root argument); nodes that depend on none of them get no adjoints pulled back
+    through array or container arguments."""
+
+    def __init__(self, root, wrt=None):
+        self.root = root
+        self.adj: dict = {}
+        self.wrt = wrt
+        self._active: dict = {}
+        self._versions: Versions | None = None
+
+    # -- public helpers for rules ----------------------------------------------------------
+    @property
+    def versions(self) -> Versions:
+        if self._versions is None:
+            self._versions = Versions(self.root.root)
+        return self._versions
+
+    def value(self, node):
+        """``node``'s value as it was when recorded (containers mutated later are rebuilt)."""
+        v = node.value
+        if isinstance(v, _MUTABLE):
+            return self.versions.value_at(node)
+        return v
+
+    def length(self, node) -> int:
+        """``len`` of a list/dict node's value when it was recorded."""
+        v = node.value
+        if type(v) in (list, dict):
+            return self.versions.length_at(node)
+        return len(v)
+
+    def wants(self, node) -> bool:
+        """Should an adjoint be computed for input ``node``?"""
+        if type(node) is Constant:
+            return False
+        v = node.value
+        if type(v) in SCALARS:
+            return True
+        return carries(v) and self.active(node)
+
+    def add(self, node, g) -> None:
+        """Accumulate adjoint ``g`` into ``node`` (dropped for constants and non-numeric nodes)."""
+        if g is None or type(node) is Constant or not carries(node.value):
+            return
+        adj = self.adj
+        old = adj.get(node)
+        if old is None:
+            if type(g) is Sparse and g.owner is None:
+                g.owner = node
+            adj[node] = g
+        elif type(old) is Sparse and type(g) is Sparse:
+            if old.owner is not node:
+                old = Sparse(old)
+                old.owner = node
+                adj[node] = old
+            old.merge(g)
+        else:
+            adj[node] = old + g
+
+    def active(self, node) -> bool:
+        """Does ``node`` depend on a differentiated argument? (Memoised, iterative.)"""
+        memo = self._active
+        r = memo.get(node)
+        if r is not None:
+            return r
+        wrt = self.wrt
+        stack = [node]
+        while stack:
+            n = stack[-1]
+            if n in memo:
+                stack.pop()
+                continue
+            deps = _dependencies(n)
+            todo = [d for d in deps if d not in memo]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            if type(n) is Argument and n.source is None:
+                memo[n] = wrt is None or n in wrt
+            else:
+                memo[n] = any(memo[d] for d in deps)
+        return memo[node]
+
+    def missing(self, node, g, key=None) -> None:
+        """No rule for ``node``: fine if it does not depend on the arguments, else an error."""
+        if not self.active(node):
+            return
+        raise MissingRuleError(
+            f"dcgraph.ad: no VJP rule for {primitive_name(key if key is not None else node.fn)}"
+            f" (called at {node.loc}{': ' + node.loc.source if node.loc is not None and node.loc.source else ''});"
+            f" register one with dcgraph.ad.defvjp")
+
+    # -- the sweep -------------------------------------------------------------------------
+    def run(self, tape, seed) -> None:
+        """Seed the node ``tape`` returned and sweep it."""
+        ret = tape.returned
+        if type(ret) is not Return:
+            raise ValueError(f"dcgraph.ad: {tape.name} raised; nothing to differentiate")
+        self.add(ret.inputs[0], seed)
+        self.sweep(tape)
+
+    def sweep(self, tape) -> None:
+        adj = self.adj
+        get = adj.get
+        rules = RULES
+        fast = _FAST
+        scalars = SCALARS
+        for node in reversed(tape.nodes):
+            g = get(node)
+            t = type(node)
+            if g is None:
+                if t is NestedCall:
+                    self.nested(node, None)
+                continue
+            if t is PrimitiveCall:
+                try:
+                    rule = rules.get(node.fn)
+                except TypeError:
+                    rule = None
+                if rule is None:
+                    self.missing(node, g)
+                    continue
+                # fast paths: one or two positional real scalars (mutations never qualify)
+                f2 = rule.fast2
+                if f2 is not None:
+                    args = node.args
+                    if len(args) == 2 and not node.kwargs:
+                        a, b = args
+                        va = a.value
+                        vb = b.value
+                        ta = type(va)
+                        tb = type(vb)
+                        if ta in fast and tb in fast:
+                            ans = node.value
+                            if ta in scalars and type(a) is not Constant:
+                                ga = f2[0](g, ans, va, vb)
+                                old = get(a)
+                                adj[a] = ga if old is None else old + ga
+                            if tb in scalars and type(b) is not Constant:
+                                gb = f2[1](g, ans, va, vb)
+                                old = get(b)
+                                adj[b] = gb if old is None else old + gb
+                            continue
+                f1 = rule.fast1
+                if f1 is not None:
+                    args = node.args
+                    if len(args) == 1 and not node.kwargs:
+                        a = args[0]
+                        va = a.value
+                        if type(va) in scalars and type(a) is not Constant:
+                            ga = f1(g, node.value, va)
+                            old = get(a)
+                            adj[a] = ga if old is None else old + ga
+                            continue
+                if type(g) is Sparse and not rule.sparse and type(node.value) is ndarray:
+                    g = dense_array(node.value.shape, g, node.value.dtype)
+                if node.mutates is not None:
+                    if rule.inplace is None:
+                        self.missing(node, g)
+                    else:
+                        rule.inplace(self, node, g)
+                elif rule.vjps is None:
+                    rule.node(self, node, g)
+                else:
+                    self.apply(node, rule, g)
+            elif t is Phi:
+                src = node.source
+                if type(src) is not Constant:
+                    old = get(src)
+                    adj[src] = g if old is None else old + g
+            elif t is NestedCall:
+                self.nested(node, g)
+            elif t is Argument:
+                self.argument(node, g)
+
+    def apply(self, node, rule, g) -> None:
+        """Pull ``g`` back through ``node`` with ``rule``'s value rules (general path)."""
+        if rule.vjps is None:
+            rule.node(self, node, g)
+            return
+        ans = node.value
+        if type(g) is Sparse and type(ans) is ndarray:
+            g = dense_array(ans.shape, g, ans.dtype)
+        args, kwargs = node.args, node.kwargs
+        if kwargs and type(node.fn) is np.ufunc and ("out" in kwargs or "where" in kwargs):
+            self.unsupported(node, g, "ufunc called with out= or where=")
+            return
+        vjps = rule.vjps
+        vals = None
+        for i, a in enumerate(args):
+            f = vjps[i] if i < len(vjps) else None
+            if f is None or not self.wants(a):
+                continue
+            if vals is None:
+                vals, kw = self._values(node)
+            self.add(a, f(g, ans, *vals, **kw))
+        for name, a in kwargs.items():
+            i = rule.index(name)
+            f = vjps[i] if i is not None and i < len(vjps) else None
+            if f is None:
+                if self.wants(a):
+                    self._no_keyword(node, name, a)
+                continue
+            if not self.wants(a):
+                continue
+            if vals is None:
+                vals, kw = self._values(node)
+            self.add(a, f(g, ans, *vals, **kw))
+
+    def _values(self, node):
+        value = self.value
+        vals = [value(a) for a in node.args]
+        kw = {k: value(a) for k, a in node.kwargs.items()} if node.kwargs else {}
+        return vals, kw
+
+    def unsupported(self, node, g, what: str) -> None:
+        """``node``'s rule cannot handle this case: an error when the result matters."""
+        if not self.active(node):
+            return
+        raise MissingRuleError(
+            f"dcgraph.ad: {primitive_name(node.fn)} is not differentiable here: {what} "
+            f"(called at {node.loc})")
+
+    def _no_keyword(self, node, name, arg) -> None:
+        if not self.active(arg):
+            return
+        raise MissingRuleError(
+            f"dcgraph.ad: the rule for {primitive_name(node.fn)} cannot differentiate keyword "
+            f"argument {name!r} (called at {node.loc}); pass it positionally or register a rule")
+
+    def nested(self, node, g) -> None:
+        child = node.child
+        if child is None:
+            return
+        if g is not None:
+            ret = child.returned
+            if type(ret) is Return and ret.inputs:
+                self.add(ret.inputs[0], g)
+        self.sweep(child)
+
+    def argument(self, node, g) -> None:
+        src = node.source
+        if src is None:
+            return
+        t = type(src)
+        if t is tuple:
+            if type(g) is Sparse:
+                for i, s in enumerate(src):
+                    self.add(s, g.get(i))
+        elif t is dict:
+            if type(g) is Sparse:
+                for k, s in src.items():
+                    self.add(s, g.get(k))
+        else:
+            self.add(src, g)
+
+
+def _dependencies(n) -> tuple:
+    """What ``n``'s value is computed from (for activity)."""
+    t = type(n)
+    if t is Argument:
+        return n.source_nodes()
+    if t is Constant:
+        return ()
+    if t is NestedCall and n.child is not None:
+        ret = n.child.returned
+        return tuple(ret.inputs) if type(ret) is Return else ()
+    if t is PrimitiveCall:
+        if n.fn_node is not None:
+            return n.inputs[1:]
+        return n.inputs
+    return n.inputs
