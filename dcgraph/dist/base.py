@@ -193,9 +193,11 @@ class Distribution(abc.ABC):
         return bijector_for(self.support)
 
     def to_unconstrained(self, x) -> np.ndarray:
+        """Map support values ``x`` to unconstrained ``y`` (simplex: ``K -> K-1``; PD: ``p x p -> p(p+1)/2``)."""
         return self.bijector.inverse(x)
 
     def from_unconstrained(self, y) -> np.ndarray:
+        """Map unconstrained ``y`` into the support (inverse of ``to_unconstrained``)."""
         return self.bijector.forward(y)
 
     def log_abs_det_jacobian(self, y):

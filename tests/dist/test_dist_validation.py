@@ -89,7 +89,7 @@ def test_family_specific_errors():
     with pytest.raises(ValueError, match=r"Dirichlet: parameter 'alpha' must have shape \(\.\.\., K\) with K >= 2"):
         D.Dirichlet([1.0])
     with pytest.raises(ValueError, match="Truncated: interval .* has zero probability"):
-        D.Truncated(D.Normal(0.0, 1.0), 50.0, 60.0)
+        D.Truncated(D.Gamma(2.0, 1.0), -5.0, -1.0)  # below the support
     with pytest.raises(ValueError, match="Truncated: interval"):
         D.Truncated(D.Poisson(3.0), 1.2, 1.8)  # no integer inside
     with pytest.raises(TypeError, match="Truncated: parameter 'base' must be a univariate distribution"):
