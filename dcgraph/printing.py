@@ -54,15 +54,20 @@ def short_repr(value, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def ref(node: Node) -> str:
-    """How a node is referred to from another line: @i, or a literal's repr inline."""
+def ref(node: Node, here: Tape | None = None) -> str:
+    """How a node is referred to from a line of tape ``here``: ``@i`` within the same tape, the
+    absolute position ``@[5.3]`` (call-site indices from the root, then the index) for a node
+    of another tape, or a literal's repr inline."""
     if isinstance(node, Constant) and node.tape is None:
         return short_repr(node.value, 30)
-    return f"@{node.index}"
+    if here is None or node.tape is here:
+        return f"@{node.index}"
+    return "@[" + ".".join(str(k) for k in node.order_key()) + "]"
 
 
 def _call_text(n: PrimitiveCall) -> str:
-    args = [ref(a) for a in n.args]
+    here = n.tape
+    args = [ref(a, here) for a in n.args]
     fn = n.fn
     if not n.kwargs and len(args) == 2 and fn in BINARY_SYMBOLS:
         return f"{args[0]} {BINARY_SYMBOLS[fn]} {args[1]}"
@@ -81,16 +86,17 @@ def _call_text(n: PrimitiveCall) -> str:
         if fn is getattr:
             return attr
         return f"{attr} = {args[2]}" if fn is setattr else f"del {attr}"
-    rest = args + [f"{k}={ref(v)}" for k, v in n.kwargs.items()]
+    rest = args + [f"{k}={ref(v, here)}" for k, v in n.kwargs.items()]
     if n.method and args:
         return f"{args[0]}.{n.fn_name}({', '.join(rest[1:])})"
-    callee = n.fn_name if n.fn_node is None else f"{n.fn_name}<{ref(n.fn_node)}>"
+    callee = n.fn_name if n.fn_node is None else f"{n.fn_name}<{ref(n.fn_node, here)}>"
     return f"{callee}({', '.join(rest)})"
 
 
 def format_node(n: Node) -> str:
     """One line for one node (without indentation or its child tape)."""
     head = f"@{n.index}: "
+    here = n.tape
     loc = f"[L{n.line}] " if n.line is not None else ""
     if isinstance(n, Argument):
         src = ""
@@ -106,20 +112,20 @@ def format_node(n: Node) -> str:
         return f"{head}{loc}{_call_text(n)} = {short_repr(n.value)}"
     if isinstance(n, Branch):
         if n.op == "exhausted":
-            why = f"{ref(n.inputs[0])} exhausted"
+            why = f"{ref(n.inputs[0], here)} exhausted"
         elif n.op is None:
-            why = f"{ref(n.inputs[0])} == {n.taken}"
+            why = f"{ref(n.inputs[0], here)} == {n.taken}"
         elif n.op == "is None":
-            why = f"{ref(n.inputs[0])} is None == {n.taken}"
+            why = f"{ref(n.inputs[0], here)} is None == {n.taken}"
         elif n.op == "in" or n.op == "not in":
-            why = f"{ref(n.inputs[0])} {n.op} {ref(n.inputs[1])} == {n.taken}"
+            why = f"{ref(n.inputs[0], here)} {n.op} {ref(n.inputs[1], here)} == {n.taken}"
         else:
-            why = f"{ref(n.inputs[0])} {n.op} {ref(n.inputs[1])} == {n.taken}"
+            why = f"{ref(n.inputs[0], here)} {n.op} {ref(n.inputs[1], here)} == {n.taken}"
         return f"{head}goto §{n.target} since {why}"
     if isinstance(n, Phi):
-        return f"{head}φ {n.name} = {ref(n.source)} (from §{n.edge[0]})"
+        return f"{head}φ {n.name} = {ref(n.source, here)} (from §{n.edge[0]})"
     if isinstance(n, Return):
-        return f"{head}return {ref(n.inputs[0])} = {short_repr(n.value)}"
+        return f"{head}return {ref(n.inputs[0], here)} = {short_repr(n.value)}"
     if isinstance(n, Raise):
         return f"{head}{loc}raise {short_repr(n.value)}"
     return f"{head}{n.kind}"

@@ -20,7 +20,7 @@ the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf
 """
 from __future__ import annotations
 
-__all__ = ["Rule", "RULES", "defvjp", "defnode", "definplace", "defzero", "defdispatch",
+__all__ = ["Rule", "RULES", "defvjp", "defscalar", "defnode", "definplace", "defzero", "defdispatch",
            "lookup", "primitive_name", "supported", "MissingRuleError"]
 
 
@@ -73,6 +73,15 @@ def defvjp(fn, *vjps, names=None) -> None:
     rule.names = tuple(names) if names is not None else None
     rule.fast2 = (vjps[0], vjps[1]) if len(vjps) >= 2 and None not in vjps[:2] else None
     rule.fast1 = vjps[0] if len(vjps) >= 1 else None
+
+
+def defscalar(fn, *vjps) -> None:
+    """Faster value rules for ``fn`` called on real Python/numpy scalars only (the sweep's
+    fast path); ``defvjp`` must register the general rules too."""
+    rule = _rule(fn)
+    if len(vjps) >= 2:
+        rule.fast2 = (vjps[0], vjps[1])
+    rule.fast1 = vjps[0]
 
 
 def defnode(fn, node_rule, sparse: bool = False) -> None:

@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from .registry import definplace, defnode, defvjp, defzero
+from .registry import definplace, defnode, defscalar, defvjp, defzero
 from .values import Sparse, unbroadcast
 
 _SEQ = (list, tuple)
@@ -157,6 +157,41 @@ defvjp(operator.abs, abs_vjp)
 defvjp(abs, abs_vjp)
 defvjp(pow, pow_vjp_0, pow_vjp_1, None, names=("base", "exp", "mod"))
 defvjp(float, float_vjp, names=("x",))
+
+
+# scalar-only versions for the sweep's fast path (both operands real scalars or ints)
+def add_scalar(g, ans, x, y):
+    return g
+
+
+def sub_scalar_1(g, ans, x, y):
+    return -g
+
+
+def mul_scalar_0(g, ans, x, y):
+    return g * y
+
+
+def mul_scalar_1(g, ans, x, y):
+    return g * x
+
+
+def truediv_scalar_0(g, ans, x, y):
+    return g / y
+
+
+def truediv_scalar_1(g, ans, x, y):
+    return -g * ans / y
+
+
+defscalar(operator.add, add_scalar, add_scalar)
+defscalar(operator.iadd, add_scalar, add_scalar)
+defscalar(operator.sub, add_scalar, sub_scalar_1)
+defscalar(operator.isub, add_scalar, sub_scalar_1)
+defscalar(operator.mul, mul_scalar_0, mul_scalar_1)
+defscalar(operator.imul, mul_scalar_0, mul_scalar_1)
+defscalar(operator.truediv, truediv_scalar_0, truediv_scalar_1)
+defscalar(operator.itruediv, truediv_scalar_0, truediv_scalar_1)
 defzero(operator.floordiv)
 defzero(operator.ifloordiv)
 defzero(round)

@@ -4,9 +4,10 @@
 ``conditional(f, args, address)`` the exact conditional of a finite discrete choice given all
 the others (``conditional``). Trace with ``ctx=RandomContext()`` for these analyses.
 """
+from .conditional import ConditionalResult, conditional, enumerate_conditional
 from .finite import FiniteChoice, FiniteSet
 from .randomcontext import RandomContext
 from .rvgraph import RandomChoice, RandomVariables, random_variables
 
-__all__ = ["RandomContext", "RandomChoice", "RandomVariables", "random_variables",
-           "FiniteChoice", "FiniteSet"]
+__all__ = ["RandomContext", "RandomChoice", "RandomVariables", "random_variables", "conditional",
+           "enumerate_conditional", "ConditionalResult", "FiniteChoice", "FiniteSet"]

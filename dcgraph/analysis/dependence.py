@@ -260,12 +260,21 @@ class Dependence:
         self._data[n] = d | extra
 
     def _item(self, iterator: Node, step) -> frozenset:
-        """Sources of the ``step``-th item drawn from ``iterator`` (precise for ``iter(list)``)."""
-        if (type(iterator) is PrimitiveCall and iterator.fn is iter and len(iterator.args) == 1
+        """Sources of the ``step``-th item drawn from ``iterator`` (precise for ``iter(list)``,
+        also when the iterator was passed into a comprehension's frame)."""
+        it, gates = iterator, EMPTY
+        for _ in range(1000):
+            if type(it) is Argument and isinstance(it.source, Node):
+                it = it.source
+            elif type(it) is Phi:
+                gates, it = gates | self._gate.get(it, EMPTY), it.source
+            else:
+                break
+        if (type(it) is PrimitiveCall and it.fn is iter and len(it.args) == 1
                 and type(step) is int):
-            seq = iterator.args[0]
+            seq = it.args[0]
             if isinstance(seq.value, (list, tuple)):
-                return self.containers.element(seq, step)
+                return gates | self.containers.element(seq, step)
         return self.data(iterator)
 
 

@@ -124,10 +124,15 @@ def _plan(info: CodeInfo, s: Structure) -> None:
         elif ins.name == "LOAD_CONST":
             info.literals[i] = Constant(None, ins.arg)
     for i, ins in enumerate(s.instrs):
-        if ins.name == "LOAD_GLOBAL" and not ins.arg[0] and probe[i] is not None:
-            uses = s.consumers.get((i, 0), ())
-            if len(uses) == 1 and next(iter(uses)) in info.callee_producer:
-                probe[i] = None          # the bound method's __self__ tells the value
+        if ins.name == "LOAD_GLOBAL" and probe[i] is not None:
+            # ``module.f(...)`` / ``obj.method(...)``: the global only serves a callee load; a
+            # bound method's __self__ tells its value (a module's needs no node)
+            j = 1 if ins.arg[0] else 0
+            uses = s.consumers.get((i, j), ())
+            null_ok = not ins.arg[0] or all(
+                isinstance(u, tuple) and u[0] == "callee" for u in s.consumers.get((i, 0), ()))
+            if len(uses) == 1 and next(iter(uses)) in info.callee_producer and null_ok:
+                probe[i] = None
                 info.owner_producer.add(i)
     info.probe = probe
     from .semantics311 import HANDLERS

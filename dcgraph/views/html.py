@@ -11,6 +11,7 @@ import html as _html
 from pathlib import Path
 
 from ..tape import Node, PrimitiveCall, Tape
+from .dot import GraphvizNotFound, dot_source, svg_from_dot
 from .fold import Fold, Row, count, fold
 from .graph import DisplayGraph
 from .labels import KIND_MARK, fn_label, has_value, op_text, value_sep
@@ -79,7 +80,6 @@ def tree_html(graph: DisplayGraph, open_levels: int = 2) -> str:
 
 def repr_html(tape: Tape, depth: int | None = 2, max_nodes: int | None = 300) -> str:
     """For notebooks: the graph as SVG (when Graphviz is installed) above the call tree."""
-    from .dot import GraphvizNotFound, dot_source, svg_from_dot
     graph = DisplayGraph(tape, fold(tape, depth=depth, max_nodes=max_nodes))
     shown, folded = count(graph.items)
     try:

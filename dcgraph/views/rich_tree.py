@@ -14,7 +14,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..tape import NestedCall, Node, Tape
-from .fold import Fold, Row, count, fold, iter_items, subtree_size
+from .fold import Fold, count, fold, iter_items, subtree_size
 from .labels import KIND_MARK, KIND_STYLE, has_value, op_text, value_sep
 from .values import abbrev
 
@@ -68,9 +68,11 @@ def build_tree(tape: Tape, depth: int | None = 2, values: bool = True,
 
 def show(tape: Tape, depth: int | None = 2, values: bool = True, max_nodes: int | None = 2000,
          file=None, width: int | None = None, color: bool | None = None) -> None:
-    """Print the tape as a tree to ``file`` (default stdout); ``color=False`` for plain text."""
-    console = Console(file=file, width=width, no_color=color is False,
-                      color_system=None if color is False else "auto", highlight=False)
+    """Print the tape as a tree to ``file`` (default stdout). ``color``: None to detect the
+    terminal, True to force colours, False for plain text."""
+    console = Console(file=file, width=width, force_terminal=True if color else None,
+                      no_color=color is False, color_system=None if color is False else "auto",
+                      highlight=False)
     console.print(build_tree(tape, depth, values, max_nodes))
 
 
