@@ -418,3 +418,27 @@ ALL = [
     (return_in_finally, (1,)), (return_in_finally, (0,)), (nested_with_and_loops, (3,)),
     (iterators, ([3, 1, 2],)),
 ]
+
+
+def introspection(a, b=2):
+    import sys
+    c = a + b
+    names = sorted(locals())
+    frame_names = sorted(sys._getframe().f_locals)
+    return names, frame_names, sorted(vars())
+
+
+class WithCall:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return x * self.k
+
+
+def callable_objects():
+    double = WithCall(2)
+    return double(21), list(map(double, [1, 2]))
+
+
+ALL += [(introspection, (1,)), (callable_objects, ())]
