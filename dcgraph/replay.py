@@ -45,9 +45,10 @@ class Replay:
     # -- events ------------------------------------------------------------------------------
     def take(self):
         pos = self.pos
-        if pos >= len(self.log):
-            raise Missing
-        event = self.log[pos]
+        try:
+            event = self.log[pos]
+        except IndexError:
+            raise Missing from None
         if type(event) in MARK_TYPES:
             raise Missing
         self.pos = pos + 1
@@ -110,13 +111,21 @@ class Frame:
     def use(self):
         """Pop a node for use as an input (resolved to the container's latest version)."""
         n = self.stack.pop()
-        return self.r.resolve(n) if isinstance(n, Node) else n
+        versions = self.r.versions
+        if versions:
+            v = versions.get(id(getattr(n, "value", None)))
+            if v is not None and v.value is n.value:
+                return v
+        return n
 
     def add(self, node: Node) -> Node:
         return self.tape.append(node)
 
     def call(self, fn, args, value, i: int, mutated: int | None = None, method=False) -> Node:
-        node = self.add(PrimitiveCall(fn, args, None, value, self.loc(i), method=method))
+        node = PrimitiveCall(fn, args, None, value, self.ops[i].loc, method=method)
+        nodes = self.tape._nodes
+        node.tape, node.index = self.tape, len(nodes)
+        nodes.append(node)
         if mutated is not None:
             self.mutation(node, mutated)
         return node

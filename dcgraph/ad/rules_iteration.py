@@ -19,6 +19,24 @@ def _pass(sweep, target, g) -> None:
         sweep.add(target, g)
 
 
+def item_count(sweep, node) -> int | None:
+    """How many items iterating ``node``'s value gave at that time (None when unknown)."""
+    v = node.value
+    if isinstance(v, (list, tuple, dict)):
+        return sweep.length(node)
+    if isinstance(v, np.ndarray):
+        return v.shape[0] if v.ndim else None
+    name = type(v).__name__
+    if name in ("dict_values", "dict_items", "reversed") and node.args:
+        return item_count(sweep, node.args[0])
+    if name == "zip" and node.args:
+        counts = [item_count(sweep, a) for a in node.args]
+        return None if None in counts else min(counts)
+    if name == "enumerate" and node.args:
+        return item_count(sweep, node.args[0])
+    return None
+
+
 def next_item_rule(sweep, node, g):
     """``next_item(iterator, step)``: entry ``step`` of the iterator's adjoint."""
     it, step = node.args

@@ -181,9 +181,13 @@ def dist_rule(sweep, node, g):
 
 def fsum_rule(sweep, node, g):
     """``fsum(iterable)``: every item gets g."""
+    from .rules_iteration import item_count
     it = node.args[0]
-    if sweep.wants(it):
-        sweep.add(it, Sparse({i: g for i in range(sweep.length(it))}))
+    n = item_count(sweep, it)
+    if n is None:
+        sweep.unsupported(node, g, f"fsum over a {type(it.value).__name__}")
+    elif sweep.wants(it):
+        sweep.add(it, Sparse({i: g for i in range(n)}))
 
 
 def prod_rule(sweep, node, g):

@@ -287,10 +287,13 @@ def sum_rule(sweep, node, g):
     v = it.value
     if type(v) is np.ndarray:
         sweep.add(it, np.broadcast_to(g, v.shape).copy())
-    elif type(v) in (list, tuple):
-        sweep.add(it, Sparse({i: g for i in range(sweep.length(it))}))
-    else:
+        return
+    from .rules_iteration import item_count
+    n = item_count(sweep, it)
+    if n is None:
         sweep.unsupported(node, g, f"sum over a {type(v).__name__}")
+    else:
+        sweep.add(it, Sparse({i: g for i in range(n)}))
 
 
 def minmax_rule(sweep, node, g):

@@ -199,12 +199,23 @@ class _Writer:
         return d
 
     def document(self) -> dict:
-        tapes = []
-        for t in self.tapes:
-            tapes.append({"name": t.name, "fn": self.function(t.fn) if t.fn is not None else None,
-                          "parent": self.ref(t.parent) if t.parent is not None else None,
-                          "result": self.value(t.result), "raised": bool(t.raised),
-                          "nodes": [self.node(n) for n in t.nodes]})
+        nodes: list[list] = [[] for _ in self.tapes]
+        stack = [[0, 0]]        # execution order, as the reader goes ("same_as" looks back)
+        while stack:
+            top = stack[-1]
+            t = self.tapes[top[0]]
+            if top[1] == len(t.nodes):
+                stack.pop()
+                continue
+            n = t.nodes[top[1]]
+            top[1] += 1
+            nodes[top[0]].append(self.node(n))
+            if isinstance(n, NestedCall) and n.child is not None:
+                stack.append([self.number[id(n.child)], 0])
+        tapes = [{"name": t.name, "fn": self.function(t.fn) if t.fn is not None else None,
+                  "parent": self.ref(t.parent) if t.parent is not None else None,
+                  "result": self.value(t.result), "raised": bool(t.raised), "nodes": ns}
+                 for t, ns in zip(self.tapes, nodes)]
         functions = [{"name": k[0], "qualname": k[1], "module": k[2]} for k in self.functions]
         return {"format": FORMAT, "version": VERSION, "files": list(self.files),
                 "sources": self.sources, "functions": functions, "literals": self.literal_list,
