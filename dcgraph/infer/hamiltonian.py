@@ -114,6 +114,11 @@ def find_reasonable_step_size(
 ) -> float:
     """Stan's step-size heuristic: double or halve until one leapfrog step's
     acceptance probability crosses 0.8."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _double_or_halve(rng, grad_fn, metric, state, step_size)
+
+
+def _double_or_halve(rng, grad_fn, metric, state, step_size):
     log_target = math.log(0.8)
     direction = 0
     for _ in range(100):

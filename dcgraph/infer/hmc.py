@@ -39,8 +39,9 @@ def hmc_step(
     """One static HMC transition of ``n_steps`` leapfrog steps."""
     p0 = metric.sample_momentum(rng)
     h0 = metric.kinetic_energy(p0) - state.logdensity
-    q, p, logp, g = leapfrog(grad_fn, metric, state.position, p0, state.grad, step_size, n_steps)
-    h = metric.kinetic_energy(p) - logp if math.isfinite(logp) else math.inf
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow shows up as a divergence
+        q, p, logp, g = leapfrog(grad_fn, metric, state.position, p0, state.grad, step_size, n_steps)
+        h = metric.kinetic_energy(p) - logp if math.isfinite(logp) else math.inf
     if h != h:
         h = math.inf
     dh = h0 - h
@@ -89,6 +90,8 @@ class HMC(KernelBase):
         dim = state.position.shape[0]
         if self.inverse_mass is not None:
             metric = Metric.from_inverse_mass(self.inverse_mass)
+            if metric.inverse_mass.shape[0] != dim:
+                raise ValueError(f"inverse_mass is for {metric.inverse_mass.shape[0]} dimensions, target has {dim}")
         else:
             metric = Metric.identity(dim, dense=self.metric == "dense")
         return hmc_tuning_init(

@@ -143,43 +143,44 @@ def nuts_step(
     log_weight = 0.0
     sample = (state.position, state.logdensity, state.grad, h0)
     depth = 0
-    while depth < max_tree_depth:
-        forward = uniform() > 0.5
-        step = step_size if forward else -step_size
-        half = 0.5 * step
-        if not dense:
-            scaled_inv_mass = step * inv_mass
-        if forward:
-            sub = build(depth, q_fwd, p_fwd, g_fwd)
-        else:
-            sub = build(depth, q_bck, p_bck, g_bck)
-        if sub is None:
-            break
-        depth += 1
-        lw_sub = sub[7]
-        if lw_sub > log_weight or uniform() < _exp(lw_sub - log_weight):
-            sample = sub[8]
-        log_weight = _logaddexp(log_weight, lw_sub)
-        # Merge: "left" is earlier in time, "right" later.
-        if forward:
-            rho_l, rho_r = rho, sub[6]
-            p_l_in, v_l_in, v_l_out = p_fwd, v_fwd, v_bck
-            p_r_in, v_r_in, v_r_out = sub[4], sub[5], sub[3]
-            q_fwd, p_fwd, g_fwd, v_fwd = sub[0], sub[1], sub[2], sub[3]
-        else:
-            rho_l, rho_r = sub[6], rho
-            p_l_in, v_l_in, v_l_out = sub[4], sub[5], sub[3]
-            p_r_in, v_r_in, v_r_out = p_bck, v_bck, v_fwd
-            q_bck, p_bck, g_bck, v_bck = sub[0], sub[1], sub[2], sub[3]
-        rho = rho_l + rho_r
-        if v_l_out.dot(rho) <= 0.0 or v_r_out.dot(rho) <= 0.0:
-            break
-        rho_ext = rho_l + p_r_in
-        if v_l_out.dot(rho_ext) <= 0.0 or v_r_in.dot(rho_ext) <= 0.0:
-            break
-        rho_ext = rho_r + p_l_in
-        if v_l_in.dot(rho_ext) <= 0.0 or v_r_out.dot(rho_ext) <= 0.0:
-            break
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow shows up as a divergence
+        while depth < max_tree_depth:
+            forward = uniform() > 0.5
+            step = step_size if forward else -step_size
+            half = 0.5 * step
+            if not dense:
+                scaled_inv_mass = step * inv_mass
+            if forward:
+                sub = build(depth, q_fwd, p_fwd, g_fwd)
+            else:
+                sub = build(depth, q_bck, p_bck, g_bck)
+            if sub is None:
+                break
+            depth += 1
+            lw_sub = sub[7]
+            if lw_sub > log_weight or uniform() < _exp(lw_sub - log_weight):
+                sample = sub[8]
+            log_weight = _logaddexp(log_weight, lw_sub)
+            # Merge: "left" is earlier in time, "right" later.
+            if forward:
+                rho_l, rho_r = rho, sub[6]
+                p_l_in, v_l_in, v_l_out = p_fwd, v_fwd, v_bck
+                p_r_in, v_r_in, v_r_out = sub[4], sub[5], sub[3]
+                q_fwd, p_fwd, g_fwd, v_fwd = sub[0], sub[1], sub[2], sub[3]
+            else:
+                rho_l, rho_r = sub[6], rho
+                p_l_in, v_l_in, v_l_out = sub[4], sub[5], sub[3]
+                p_r_in, v_r_in, v_r_out = p_bck, v_bck, v_fwd
+                q_bck, p_bck, g_bck, v_bck = sub[0], sub[1], sub[2], sub[3]
+            rho = rho_l + rho_r
+            if v_l_out.dot(rho) <= 0.0 or v_r_out.dot(rho) <= 0.0:
+                break
+            rho_ext = rho_l + p_r_in
+            if v_l_out.dot(rho_ext) <= 0.0 or v_r_in.dot(rho_ext) <= 0.0:
+                break
+            rho_ext = rho_r + p_l_in
+            if v_l_in.dot(rho_ext) <= 0.0 or v_r_out.dot(rho_ext) <= 0.0:
+                break
 
     q, logp, g, h = sample
     info = NUTSInfo(sum_accept / max(n_leapfrog, 1), n_leapfrog, depth, divergent, float(h), step_size)

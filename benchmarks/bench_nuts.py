@@ -1,0 +1,173 @@
+"""NUTS speed: gradient evaluations per second, ESS per second, per-leapfrog overhead.
+
+Target: the 100-dimensional standard normal.  Compares with NumPyro and
+BlackJAX on the same target when they are installed (extra ``bench``), and
+skips them cleanly otherwise.
+
+    python benchmarks/bench_nuts.py [--draws 1000] [--warmup 1000] [--chains 4] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+
+from dcgraph.infer import NUTS, HMCState, Metric, Target, ess_bulk, nuts_step, sample
+
+DIM = 100
+
+
+def std_normal(q):
+    return -0.5 * q.dot(q), -q
+
+
+def bench_dcgraph(draws, warmup, chains, seed):
+    target = Target(logdensity_and_grad=std_normal, dim=DIM)
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = sample(target, NUTS(), draws=draws, warmup=warmup, chains=chains, seed=seed, progress=False)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    total_grads = int(result.n_grad_evals)  # sampling phase only
+    # CPU seconds of the sampling phase: the wall-clock share scaled by CPU/wall of the run,
+    # so that other processes competing for the cores do not count against the sampler.
+    sampling_time = float(result.elapsed[:, 1].sum()) * min(1.0, cpu / wall)
+    ess = float(np.min(ess_bulk(result.draws)))
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "sampling_s": sampling_time,
+        "grads_per_s": total_grads / sampling_time,
+        "min_ess_bulk": ess,
+        "ess_per_s": ess / sampling_time,
+        "ess_per_grad": ess / total_grads,
+        "mean_tree_depth": float(result.stats["tree_depth"].mean()),
+        "step_size": float(np.mean([p.step_size for p in result.tuned])),
+    }
+
+
+def overhead_per_leapfrog(dim, transitions=500, repeats=5, seed=0):
+    """CPU time per leapfrog step, the target's CPU time per call, and their difference
+    (the sampler's own overhead); best of ``repeats``."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal(dim)
+    state = HMCState(q, *std_normal(q))
+    metric = Metric.from_inverse_mass(np.full(dim, 1.3))  # a non-unit diagonal, as after warm-up
+    step = 0.9 / np.sqrt(1.3) * dim ** -0.25
+    per_step = per_call = np.inf
+    for _ in range(repeats):
+        n_leapfrog = 0
+        t0 = time.process_time()
+        for _ in range(transitions):
+            state, info = nuts_step(rng, std_normal, state, step, metric)
+            n_leapfrog += info.n_leapfrog
+        per_step = min(per_step, (time.process_time() - t0) / n_leapfrog)
+        calls = 50_000
+        t0 = time.process_time()
+        for _ in range(calls):
+            std_normal(q)
+        per_call = min(per_call, (time.process_time() - t0) / calls)
+    return per_step * 1e6, per_call * 1e6, (per_step - per_call) * 1e6
+
+
+def bench_numpyro(draws, warmup, chains, seed):
+    try:
+        import jax
+        import jax.numpy as jnp
+        from numpyro.infer import MCMC
+        from numpyro.infer import NUTS as NumPyroNUTS
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+
+    def potential(q):
+        return 0.5 * jnp.dot(q, q)
+
+    out = {}
+    mcmc = MCMC(NumPyroNUTS(potential_fn=potential), num_warmup=warmup, num_samples=draws,
+                num_chains=chains, chain_method="vectorized", progress_bar=False)
+    for label in ("first run (with compilation)", "second run (same MCMC object)"):
+        t0 = time.perf_counter()
+        mcmc.run(jax.random.PRNGKey(seed), init_params=jnp.zeros((chains, DIM)) + 0.1, extra_fields=("num_steps",))
+        x = np.asarray(mcmc.get_samples(group_by_chain=True))
+        wall = time.perf_counter() - t0
+        steps = int(np.asarray(mcmc.get_extra_fields()["num_steps"]).sum())
+        ess = float(np.min(ess_bulk(x)))
+        out[label] = {"wall_s": wall, "min_ess_bulk": ess, "ess_per_s_wall": ess / wall,
+                      "sampling_grads": steps, "ess_per_grad": ess / steps}
+    return out
+
+
+def bench_blackjax(draws, warmup, seed):
+    try:
+        import blackjax
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+
+    def logdensity(q):
+        return -0.5 * jnp.dot(q, q)
+
+    t0 = time.perf_counter()
+    key = jax.random.PRNGKey(seed)
+    adapt = blackjax.window_adaptation(blackjax.nuts, logdensity)
+    (state, params), _ = adapt.run(key, jnp.zeros(DIM) + 0.1, num_steps=warmup)
+    kernel = jax.jit(blackjax.nuts(logdensity, **params).step)
+    keys = jax.random.split(key, draws)
+    xs, steps = [], 0
+    for k in keys:
+        state, info = kernel(k, state)
+        xs.append(state.position)
+        steps += int(info.num_integration_steps)
+    wall = time.perf_counter() - t0
+    ess = float(np.min(ess_bulk(np.asarray(xs)[None])))
+    return {"wall_s": wall, "min_ess_bulk": ess, "ess_per_s_wall": ess / wall, "ess_per_grad": ess / steps}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--warmup", type=int, default=1000)
+    parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}")
+    print(f"target: {DIM}-d standard normal; {args.chains} chains x ({args.warmup} warm-up + {args.draws} draws), seed {args.seed}\n")
+
+    r = bench_dcgraph(args.draws, args.warmup, args.chains, args.seed)
+    print("dcgraph.infer NUTS (diag metric), chains in one process:")
+    print(f"  wall / CPU time (incl. warm-up) {r['wall_s']:.2f} s / {r['cpu_s']:.2f} s")
+    print(f"  gradient evaluations / s       {r['grads_per_s']:,.0f}  (sampling phase, CPU time)")
+    print(f"  min bulk ESS                   {r['min_ess_bulk']:,.0f}")
+    print(f"  min bulk ESS / s               {r['ess_per_s']:,.0f}  (sampling phase, CPU time)")
+    print(f"  min bulk ESS / gradient        {r['ess_per_grad']:.3f}")
+    print(f"  mean tree depth, step size     {r['mean_tree_depth']:.2f}, {r['step_size']:.3f}")
+
+    print("\nper-leapfrog CPU cost (fixed step, diagonal metric, best of 5 x 500 transitions):")
+    for dim in (10, 100, 1000):
+        total, target, overhead = overhead_per_leapfrog(dim)
+        print(f"  d={dim:<5d} total {total:6.2f} us, target {target:5.2f} us, sampler overhead {overhead:6.2f} us")
+
+    print()
+    np_res = bench_numpyro(args.draws, args.warmup, args.chains, args.seed)
+    if np_res is None:
+        print("NumPyro: skipped (not installed; pip install 'dcgraph[bench]')")
+    else:
+        print("NumPyro NUTS (jax, float64, chain_method=vectorized, warm-up + sampling wall time):")
+        for label, v in np_res.items():
+            print(f"  {label}: wall {v['wall_s']:.2f} s, min bulk ESS {v['min_ess_bulk']:,.0f}, "
+                  f"ESS / s (wall) {v['ess_per_s_wall']:,.0f}, ESS / gradient {v['ess_per_grad']:.3f}")
+    bj = bench_blackjax(args.draws, args.warmup, args.seed)
+    if bj is None:
+        print("BlackJAX: skipped (not installed)")
+    else:
+        print(f"BlackJAX NUTS, 1 chain: wall {bj['wall_s']:.2f} s, min bulk ESS {bj['min_ess_bulk']:,.0f}, "
+              f"ESS / s (wall) {bj['ess_per_s_wall']:,.0f}, ESS / gradient {bj['ess_per_grad']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
