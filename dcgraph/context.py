@@ -31,6 +31,17 @@ class Context:
         module = getattr(fn, "__module__", None) or ""
         return module.partition(".")[0] in self.primitive_modules
 
+    def substitute(self, fn, depth: int):
+        """A callable to run instead of ``fn`` at this call (made at ``depth``), or None.
+
+        Called for every call made from traced code, in the hook, just before the user's frame
+        performs the call (``sys._getframe(2)`` is that frame). The tape records the call under
+        ``fn`` with the substitute's result. Overriding it costs a Python call per call site."""
+        return None
+
+    def substitutes(self) -> bool:
+        return type(self).substitute is not Context.substitute
+
     def annotates(self) -> bool:
         """Whether any ``on_<kind>`` hook is defined (saves a walk when none is)."""
         return any(name.startswith("on_") for klass in type(self).__mro__ if klass is not object

@@ -74,12 +74,24 @@ class Level:
             return run.decide(f, self)
 
 
+class SubstitutingLevel(Level):
+    """A level whose context may substitute a callable per call (``Context.substitute``)."""
+
+    __slots__ = ()
+
+    def hook(self, f):
+        decided = Level.hook(self, f)
+        replacement = self.run.ctx.substitute(f, self.depth + 1)
+        return decided if replacement is None else replacement
+
+
 class Run:
     """One ``track`` call: its log, context and per-depth decisions."""
 
     def __init__(self, ctx):
         self.ctx = ctx
         self.shared_memo = {} if not ctx.depth_dependent else None
+        self.level_class = SubstitutingLevel if ctx.substitutes() else Level
         self.log: list = []
         self.levels: list[Level] = []
         self.next_depth = 0
@@ -91,7 +103,7 @@ class Run:
             return self.levels[depth]
         except IndexError:
             while len(self.levels) <= depth:
-                self.levels.append(Level(self, len(self.levels)))
+                self.levels.append(self.level_class(self, len(self.levels)))
             return self.levels[depth]
 
     def decide(self, f, level: Level):

@@ -326,8 +326,9 @@ class Tape:
         """Backward data-flow slice: ``node`` and every node it depends on, in execution order.
 
         Follows inputs, argument sources into callers, and nested calls through their child's
-        return. A read ``c[k]`` of a container version written by ``c[k2] = v`` with a different
-        constant key skips ``v`` (writes to other keys are not dependencies).
+        return. A read ``c[k]`` (or ``c.k``) of a container version written with constant keys
+        depends on the write of that key only: ``c[k] = v`` contributes itself and ``v``,
+        writes of other keys are skipped.
         """
         seen: dict[int, Node] = {}
         stack = [node]
@@ -336,6 +337,12 @@ class Tape:
             if id(n) in seen:
                 continue
             seen[id(n)] = n
+            hit = _exact_write(n)
+            if hit is not None:
+                seen.setdefault(id(hit), hit)
+                stack.append(hit.args[2])
+                stack.extend(n.inputs[1:])
+                continue
             stack.extend(_dependencies(n))
         return sorted(seen.values(), key=Node.order_key)
 
@@ -426,6 +433,23 @@ def _dependencies(n: Node):
 
 
 _READ_WRITE_PAIRS = {operator.getitem: operator.setitem, getattr: setattr}
+
+
+def _exact_write(n: Node) -> Node | None:
+    """For a read ``c[k]``/``c.k``: the write of constant key ``k`` it reads, found through
+    writes of other constant keys; None when there is no such write."""
+    if not isinstance(n, PrimitiveCall) or isinstance(n, NestedCall):
+        return None
+    write = _READ_WRITE_PAIRS.get(n.fn) if len(n.args) == 2 else None
+    if write is None or type(n.args[1].value) not in (int, str):
+        return None
+    c = n.args[0]
+    while isinstance(c, PrimitiveCall) and c.fn is write and len(c.args) == 3 \
+            and type(c.args[1].value) in (int, str):
+        if c.args[1].value == n.args[1].value:
+            return c
+        c = c.args[0]
+    return None
 
 
 def _is_read_of_other_key(n: PrimitiveCall, container: Node | None = None) -> bool:

@@ -35,6 +35,7 @@ class Sweep:
         self.wrt = wrt
         self._active: dict = {}
         self._versions: Versions | None = None
+        self.arrays = False     # did the general path see array results? (see api._release)
 
     # -- public helpers for rules ----------------------------------------------------------
     @property
@@ -106,6 +107,8 @@ class Sweep:
             stack.pop()
             if type(n) is Argument and n.source is None:
                 memo[n] = wrt is None or n in wrt
+            elif type(n) is PrimitiveCall and n.fn_node is not None and _opaque(n.fn):
+                memo[n] = True      # a callable made in the trace (closure): assume it depends
             else:
                 memo[n] = any(memo[d] for d in deps)
         return memo[node]
@@ -208,8 +211,10 @@ class Sweep:
             rule.node(self, node, g)
             return
         ans = node.value
-        if type(g) is Sparse and type(ans) is ndarray:
-            g = dense_array(ans.shape, g, ans.dtype)
+        if type(ans) is ndarray:
+            self.arrays = True
+            if type(g) is Sparse:
+                g = dense_array(ans.shape, g, ans.dtype)
         args, kwargs = node.args, node.kwargs
         if kwargs and type(node.fn) is np.ufunc and ("out" in kwargs or "where" in kwargs):
             self.unsupported(node, g, "ufunc called with out= or where=")
@@ -282,6 +287,15 @@ class Sweep:
                     self.add(s, g.get(k))
         else:
             self.add(src, g)
+
+
+def _opaque(fn) -> bool:
+    """A callable without a rule whose dependencies the tape cannot show (a closure or a
+    generator function run as a primitive)."""
+    try:
+        return fn not in RULES
+    except TypeError:
+        return True
 
 
 def _dependencies(n) -> tuple:

@@ -133,8 +133,19 @@ def lookup(fn) -> Rule | None:
         return None
 
 
-_MODULE_NAMES = (("numpy", "numpy"), ("scipy.special", "scipy.special"),
-                 ("numpy.linalg", "numpy.linalg"))
+_NAMESPACES = ("numpy", "numpy.linalg", "scipy.special")
+
+
+def _namespace_names(fn) -> list[str]:
+    """Every public ``numpy``/``numpy.linalg``/``scipy.special`` name bound to ``fn``."""
+    import importlib
+    out = []
+    for mod in _NAMESPACES:
+        module = importlib.import_module(mod)
+        for name in getattr(module, "__all__", None) or dir(module):
+            if not name.startswith("_") and getattr(module, name, None) is fn:
+                out.append(f"{mod}.{name}")
+    return out
 
 
 def primitive_name(fn) -> str:
@@ -149,17 +160,12 @@ def primitive_name(fn) -> str:
         module = objclass.__module__
         module = "" if module == "builtins" else module + "."
         return f"{module}{objclass.__qualname__}.{name}"
-    module = getattr(fn, "__module__", None)
-    if module is None:
+    module = getattr(fn, "__module__", None) or ""
+    if module.startswith(("numpy", "scipy")) or not module:
         import importlib
-        for mod, shown in _MODULE_NAMES:
+        for mod in _NAMESPACES:
             if getattr(importlib.import_module(mod), name, None) is fn:
-                return f"{shown}.{name}"
-        return name
-    if module.startswith("numpy") and not module.startswith("numpy.linalg"):
-        import numpy
-        if getattr(numpy, name, None) is fn:
-            module = "numpy"
+                return f"{mod}.{name}"
     if module in ("builtins", "_operator"):
         module = "operator" if module == "_operator" else ""
     qual = getattr(fn, "__qualname__", name)
@@ -167,10 +173,14 @@ def primitive_name(fn) -> str:
 
 
 def supported() -> list[str]:
-    """Sorted names of every primitive with a rule (importing ``dcgraph.ad`` fills the table)."""
+    """Sorted names of every primitive with a rule (importing ``dcgraph.ad`` fills the table);
+    a function exported under several names (``numpy.abs``/``numpy.absolute``) is listed under
+    each."""
     names = set()
     for key, rule in RULES.items():
         if rule.node is _dispatch:
             continue
         names.add(primitive_name(key))
+        if type(key) is not tuple and getattr(key, "__objclass__", None) is None:
+            names.update(_namespace_names(key))
     return sorted(names)

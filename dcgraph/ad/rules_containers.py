@@ -89,7 +89,7 @@ def getitem_rule(sweep, node, g):
     t = type(cv)
     if t is ndarray:
         sweep.add(c, _array_read_adjoint(cv.shape, cv.dtype, key, g, node.value))
-    elif t is list or t is tuple:
+    elif isinstance(cv, (list, tuple)):
         if isinstance(key, _INT):
             key = int(key)
             sweep.add(c, Sparse({key + sweep.length(c) if key < 0 else key: g}))

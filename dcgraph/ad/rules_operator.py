@@ -291,7 +291,9 @@ def sum_rule(sweep, node, g):
     from .rules_iteration import item_count
     n = item_count(sweep, it)
     if n is None:
-        sweep.unsupported(node, g, f"sum over a {type(v).__name__}")
+        sweep.unsupported(node, g, f"sum over a {type(v).__name__}" + (
+            " (a generator expression's body runs inside sum, where the tracer cannot see it;"
+            " sum a list instead)" if type(v).__name__ == "generator" else ""))
     else:
         sweep.add(it, Sparse({i: g for i in range(n)}))
 

@@ -50,7 +50,7 @@ class Versions:
         chains: dict = {}
         for n in root.walk():
             if type(n) is PrimitiveCall and n.mutates is not None:
-                chains.setdefault(id(n.mutates), []).append(n)
+                chains.setdefault(memory_key(n.mutates), []).append(n)
         self.chains = chains
         self._whens: dict = {}
         self._lengths: dict = {}
@@ -65,8 +65,8 @@ class Versions:
         return bisect.bisect_right(whens, when(node))
 
     def stale(self, node) -> bool:
-        """Was ``node``'s container mutated after ``node``?"""
-        chain = self.chains.get(id(node.value))
+        """Was ``node``'s container (or memory it shares) mutated after ``node``?"""
+        chain = self.chains.get(memory_key(node.value))
         if chain is None or chain[-1] is node:
             return False
         return self._position(node, chain) < len(chain)
@@ -74,7 +74,9 @@ class Versions:
     def value_at(self, node):
         """The state of ``node``'s value when ``node`` was recorded (its value if unchanged)."""
         v = node.value
-        chain = self.chains.get(id(v))
+        if not isinstance(v, _MUTABLE):
+            return v
+        chain = self.chains.get(memory_key(v))
         if chain is None or chain[-1] is node:
             return v
         k = self._position(node, chain)
@@ -85,7 +87,7 @@ class Versions:
         if state is None:
             state = self._rebuild(chain, k, node)
             self._states[key] = state
-        return state
+        return self._alias(node, state, chain)
 
     def length_at(self, node) -> int:
         """``len`` of a list/tuple/dict node's value when ``node`` was recorded."""
@@ -119,7 +121,10 @@ class Versions:
     def _delta(self, m) -> int | None:
         """Change in length made by mutation ``m`` (None when not derivable backwards)."""
         fn = m.fn
-        d = _APPEND_LIKE.get(fn)
+        try:
+            d = _APPEND_LIKE.get(fn)
+        except TypeError:
+            return None
         if d is not None:
             return d
         if fn is list.extend or fn is operator.iadd:
@@ -131,53 +136,114 @@ class Versions:
         return None
 
     def _rebuild(self, chain, k: int, node):
-        """Re-run the container's creation and its first ``k`` mutations on a private copy."""
-        first = chain[0]
-        origin = first.args[_mutated_index(first)]
+        """Re-run the memory's creation and its first ``k`` mutations on a private copy;
+        returns the private copy of the root container (views are re-derived from it)."""
+        origin = self._root_node(chain[0].args[_mutated_index(chain[0])])
         state = _copy(self._origin_value(origin, node))
         for m in chain[:k]:
             idx = _mutated_index(m)
-            args = [state if i == idx else self.value_at(a) for i, a in enumerate(m.args)]
+            args = [self._alias(a, state, chain) if i == idx else self.value_at(a)
+                    for i, a in enumerate(m.args)]
             kwargs = {name: self.value_at(a) for name, a in m.kwargs.items()}
             m.fn(*args, **kwargs)
         return state
 
     def _origin_value(self, origin, node):
+        """Re-run the (non-random) call that created the root container ``origin``."""
         target = origin.value
-        seen = 0
-        while seen < 1000:
-            seen += 1
-            t = type(origin)
-            if t is NestedCall and origin.child is not None:
-                ret = origin.child.returned
-                if type(ret) is Return and ret.inputs and ret.inputs[0].value is target:
-                    origin = ret.inputs[0]
-                    continue
-            elif t is Phi:
-                origin = origin.source
-                continue
-            elif t is Argument and origin.source is not None and not isinstance(origin.source,
-                                                                                   (tuple, dict)):
-                origin = origin.source
-                continue
-            elif t is PrimitiveCall and not _is_random(origin.fn):
-                args = [self.value_at(a) for a in origin.args]
-                kwargs = {name: self.value_at(a) for name, a in origin.kwargs.items()}
-                fresh = origin.fn(*args, **kwargs)
-                if fresh is not target and not (isinstance(fresh, np.ndarray)
-                                                 and np.shares_memory(fresh, target)):
-                    return fresh
-                alias = [a for a in origin.args if a.value is target]
-                if alias:
-                    origin = alias[0]
-                    continue
-            break
+        for _ in range(10000):
+            origin = _unwrap(origin)
+            if type(origin) is not PrimitiveCall or _is_random(origin.fn):
+                break
+            args = [self.value_at(a) for a in origin.args]
+            kwargs = {name: self.value_at(a) for name, a in origin.kwargs.items()}
+            fresh = origin.fn(*args, **kwargs)
+            if fresh is not target and not (isinstance(fresh, np.ndarray)
+                                            and np.shares_memory(fresh, target)):
+                return fresh
+            alias = [a for a in origin.args if a.value is target]
+            if not alias:
+                break
+            origin = alias[0]
         loc = node.loc
         raise StaleValueError(
             f"dcgraph.ad: the container read at {loc} was mutated later, and its earlier state "
             f"cannot be rebuilt (it comes from {origin!r}"
             f"{' at ' + repr(origin.loc) if origin.loc is not None else ''}); "
             f"copy it before mutating it (e.g. x = x.copy())")
+
+    def _root_node(self, d):
+        """The node whose value is the root container ``d``'s value lives in."""
+        key = memory_key(d.value)
+        for _ in range(10000):
+            v = d.value
+            if not (type(v) is np.ndarray and v.base is not None):
+                if type(d) is PrimitiveCall and d.mutates is not None:
+                    d = d.args[_mutated_index(d)]
+                    continue
+                return d
+            d = self._producer(d, key)
+        return d
+
+    def _producer(self, d, key):
+        """Step from a view's node to the node of the array it views (same memory)."""
+        d = _unwrap(d)
+        if type(d) is PrimitiveCall and d.mutates is not None:
+            return d.args[_mutated_index(d)]
+        if type(d) is PrimitiveCall:
+            for a in d.args:
+                if isinstance(a.value, np.ndarray) and memory_key(a.value) == key:
+                    return a
+        raise StaleValueError(f"dcgraph.ad: cannot tell which array the view at {d.loc} views")
+
+    def _alias(self, d, state, chain):
+        """``d``'s value as a part (itself or a view) of the private root ``state``."""
+        v = d.value
+        if v is state or not isinstance(v, np.ndarray) or v.base is None:
+            if isinstance(v, np.ndarray) or type(v) is type(state):
+                return state
+            return v
+        key = memory_key(v)
+        d = _unwrap(d)
+        while type(d) is PrimitiveCall and d.mutates is not None and d.mutates is v:
+            d = _unwrap(d.args[_mutated_index(d)])
+        if type(d) is not PrimitiveCall:
+            raise StaleValueError(f"dcgraph.ad: cannot rebuild the view at {d.loc}")
+        args = [self._alias(a, state, chain) if isinstance(a.value, np.ndarray)
+                and memory_key(a.value) == key else self.value_at(a) for a in d.args]
+        kwargs = {name: self.value_at(a) for name, a in d.kwargs.items()}
+        return d.fn(*args, **kwargs)
+
+_MUTABLE = (np.ndarray, list, dict)
+
+
+def _root_array(v):
+    while isinstance(v, np.ndarray) and isinstance(v.base, np.ndarray):
+        v = v.base
+    return v
+
+
+def memory_key(v) -> int:
+    """Containers that share memory (an array and its views) share a key."""
+    if type(v) is np.ndarray:
+        return id(_root_array(v))
+    return id(v)
+
+
+def _unwrap(d):
+    """Skip nodes that only pass a value along (phis, nested calls, bound arguments)."""
+    for _ in range(10000):
+        t = type(d)
+        if t is Phi:
+            d = d.source
+        elif t is NestedCall and d.child is not None and type(d.child.returned) is Return \
+                and d.child.returned.inputs and d.child.returned.inputs[0].value is d.value:
+            d = d.child.returned.inputs[0]
+        elif t is Argument and d.source is not None and not isinstance(d.source, (tuple, dict)):
+            d = d.source
+        else:
+            return d
+    return d
 
 
 def _is_random(fn) -> bool:

@@ -74,24 +74,28 @@ class ConditionalResult:
         return f"<ConditionalResult {self.address}: {{{pairs}}}>"
 
 
-def conditional(f, args=(), address=None, *, kwargs=None, tape=None) -> Categorical:
+def conditional(f, args=(), address=None, *, kwargs=None, tape=None, ctx=None) -> Categorical:
     """The exact conditional of the finite discrete choice at ``address`` given all the other
     choices of a run of ``f(*args, **kwargs)`` (semantics: see the module docstring).
 
     Returns a ``dcgraph.dist.Categorical``: over the values themselves when they are integers
     ``>= 0`` (zero mass on integers outside the support), otherwise over the positions of
     ``enumerate_conditional(...).support``. Pass ``tape`` (from ``dcgraph.track(f, *args,
-    ctx=RandomContext())``) to condition on the choices of that run instead of a fresh one.
+    ctx=RandomContext())``) to condition on the choices of that run instead of a fresh one, and
+    ``ctx`` (a ``Context``; default ``RandomContext()``) for the runs, e.g. one whose metadata
+    hooks name choices (``address`` may then be such a name). Errors name the address: unknown
+    address (KeyError), no distribution, not discrete, not scalar, infinite support (ValueError).
     """
-    return enumerate_conditional(f, args, address, kwargs=kwargs, tape=tape).distribution
+    return enumerate_conditional(f, args, address, kwargs=kwargs, tape=tape, ctx=ctx).distribution
 
 
-def enumerate_conditional(f, args=(), address=None, *, kwargs=None, tape=None) -> ConditionalResult:
+def enumerate_conditional(f, args=(), address=None, *, kwargs=None, tape=None,
+                          ctx=None) -> ConditionalResult:
     """As ``conditional``, returning the enumeration's details (``ConditionalResult``)."""
     if not isinstance(address, str):
         raise TypeError(f"conditional: address must be a string, got {address!r}")
     args, kwargs = tuple(args), dict(kwargs or {})
-    original, site = _original_run(f, args, kwargs, tape, address)
+    original, site = _original_run(f, args, kwargs, tape, address, ctx)
     target = original[site]
     support = _support(target, address)
     replay = {a: d.value for a, d in original.items() if a != site}
@@ -100,7 +104,7 @@ def enumerate_conditional(f, args=(), address=None, *, kwargs=None, tape=None) -
     for v in support:
         policy = ChoicePolicy({site: _like(v, target.value)}, replay, fresh)
         try:
-            _, run_tape = run_with_choices(f, args, kwargs, policy)
+            _, run_tape = run_with_choices(f, args, kwargs, policy, ctx)
         except Exception as exc:
             raise RuntimeError(f"conditional: running {_name(f)} with {address} = {v!r} raised "
                                f"{type(exc).__name__}: {exc}") from exc
@@ -128,12 +132,12 @@ def enumerate_conditional(f, args=(), address=None, *, kwargs=None, tape=None) -
 
 
 # -- steps -----------------------------------------------------------------------------------
-def _original_run(f, args, kwargs, tape, address):
+def _original_run(f, args, kwargs, tape, address, ctx):
     """Draws of the original run by structural address, and the structural address of the
     target (``address`` may be a name a layer gave)."""
     if tape is None:
         policy = ChoicePolicy()
-        _, tape = run_with_choices(f, args, kwargs, policy)
+        _, tape = run_with_choices(f, args, kwargs, policy, ctx)
         _check_sites(policy.draws, tape)
         draws = {d.address: d for d in policy.draws}
         rvs = random_variables(tape)

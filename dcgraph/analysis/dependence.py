@@ -137,7 +137,32 @@ class Dependence:
     # -- results -------------------------------------------------------------------------------
     def data(self, node) -> frozenset:
         """Indices (into ``sources``) of the sources ``node``'s value depends on."""
-        return self._data.get(node, EMPTY)
+        d = self._data.get(node)
+        if d is not None:
+            return d
+        if node in self._mctl:
+            return self._version_data(node)
+        return EMPTY
+
+    def _version_data(self, version) -> frozenset:
+        """Sources of a whole container version: every write and the control of each write.
+        Computed on demand (element reads rarely need it), walking back to the nearest known
+        version, so a loop of writes costs linear, not quadratic, time."""
+        acc: set = set()
+        stack, seen = [version], set()
+        while stack:
+            n = stack.pop()
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            d = self._data.get(n)
+            if d is not None:
+                acc |= d
+            elif n in self._mctl:
+                acc |= self._mctl[n]
+                stack.extend(n.inputs)
+        out = self._data[version] = frozenset(acc)
+        return out
 
     def control(self, node) -> frozenset:
         """Indices of the sources that decided whether ``node`` (a source or branch) ran."""
@@ -160,9 +185,9 @@ class Dependence:
             n = f.nodes[f.pos]
             f.pos += 1
             child = self._node(f, n)
-            if child is not None:
-                stack.append(_Frame(child, f.ctl() | self.data(n.fn_node) if n.fn_node is not None
-                                    else f.ctl(), n))
+            if child is not None:      # a callable computed from a draw decides what runs
+                inherited = f.ctl() | (self.data(n.fn_node) if n.fn_node is not None else EMPTY)
+                stack.append(_Frame(child, inherited, n))
 
     def _finish_call(self, call: NestedCall) -> None:
         ret = call.child.returned
@@ -197,7 +222,11 @@ class Dependence:
             if n.fn_node is not None:
                 pd = pd | self.data(n.fn_node)
             self._param_data[n] = pd
-            self._data[n] = frozenset((k,))
+            if n.mutates is not None:      # rng.shuffle(x): x's new version holds the draw
+                self._mctl[n] = f.ctl() | {k}
+                self.containers.record(n)
+            else:
+                self._data[n] = frozenset((k,))
             return None
         if t is NestedCall:
             if n.child is not None:
@@ -235,9 +264,8 @@ class Dependence:
         c = self.containers
         extra = self.data(n.fn_node) if n.fn_node is not None else EMPTY
         if n.mutates is not None:
-            mctl = f.ctl()
-            self._mctl[n] = mctl
-            self._data[n] = _union(self.data(i) for i in n.inputs) | mctl
+            self._mctl[n] = f.ctl()        # its data (the whole container's) is computed lazily
+            c.record(n)
             return
         if fn is operator.getitem and len(args) == 2 and not n.kwargs:
             d = c.element(args[0], args[1].value) | self.data(args[1])

@@ -12,9 +12,8 @@ call time* (so later mutation of an argument does not matter), and records a ``D
 The tape is built as usual: the stand-in is logged under the real callable, so the tape shows
 ``rng.normal(...)`` returning the forced or replayed value.
 
-The tracer has no public hook for replacing a callable, so this module drives the recorder's
-``Run``/``Level`` classes directly (subclasses overriding the hook); see the report in the
-module ``conditional`` for the semantics built on top.
+The stand-in comes from ``Context.substitute``, the tracer's hook for replacing a callable at
+a call. ``conditional`` builds its semantics on top.
 """
 from __future__ import annotations
 
@@ -23,13 +22,13 @@ import sys
 import types
 
 from .. import random_primitives as registry
-from ..recorder import Level, Run
-from ..recorder import _state as _recorder_state
-from ..track import _tape
+from ..track import track
 from .addresses import Addresser, site_of_frames
 from .randomcontext import RandomContext
 
 __all__ = ["Draw", "ChoicePolicy", "run_with_choices"]
+
+_TRACK_CODE = track.__code__    # frames above the traced ones belong to the caller of track
 
 
 class Draw:
@@ -56,12 +55,11 @@ class ChoicePolicy:
         self.fresh = fresh if fresh is not None else {}
         self.draws: list[Draw] = []
         self.addresser = Addresser()
-        self.base_frame = None
 
     def stand_in(self, fn, entry, frame):
         """The callable to run instead of the random callable ``fn`` called from ``frame``."""
         frames = []
-        while frame is not None and frame is not self.base_frame:
+        while frame is not None and frame.f_code is not _TRACK_CODE:
             frames.append(frame)
             frame = frame.f_back
         frames.reverse()
@@ -120,53 +118,41 @@ def _snapshot(value):
         return value
 
 
-class _InterceptLevel(Level):
-    __slots__ = ()
+class _InterceptContext(RandomContext):
+    """RandomContext whose registered random calls run the policy's stand-in."""
 
-    def hook(self, f):
-        self.append(f)
-        run = self.run
-        run.next_depth = self.depth + 1
-        entry = registry.lookup(f)
-        if entry is not None:
-            return run.policy.stand_in(f, entry, sys._getframe(1))
-        try:
-            return self.memo[f]
-        except Exception:
-            return run.decide(f, self)
+    def __init__(self, policy: ChoicePolicy, base: RandomContext | None):
+        super().__init__()
+        self.policy, self.base = policy, base
 
+    def is_primitive(self, fn, depth):
+        if self.base is not None:
+            return self.base.is_primitive(fn, depth)
+        return super().is_primitive(fn, depth)
 
-class _InterceptRun(Run):
-    def __init__(self, ctx, policy: ChoicePolicy):
-        super().__init__(ctx)
-        self.policy = policy
+    def annotates(self):
+        return self.base.annotates() if self.base is not None else super().annotates()
 
-    def level(self, depth: int) -> Level:
-        levels = self.levels
-        while len(levels) <= depth:
-            levels.append(_InterceptLevel(self, len(levels)))
-        return levels[depth]
+    def annotate(self, node):
+        if self.base is not None:
+            self.base.annotate(node)
+
+    def substitute(self, fn, depth):
+        entry = registry.lookup(fn)
+        if entry is None:
+            return None
+        return self.policy.stand_in(fn, entry, sys._getframe(2))
 
 
 def run_with_choices(f, args: tuple, kwargs: dict, policy: ChoicePolicy, ctx=None):
     """Trace ``f(*args, **kwargs)`` with its random calls going through ``policy``; return
     ``(result, tape)``. Exceptions propagate like ``track``'s."""
-    run = _InterceptRun(ctx if ctx is not None else RandomContext(), policy)
     target = f.__func__ if type(f) is types.MethodType else f
-    if type(target) is not types.FunctionType or run.ctx.is_primitive(target, 0):
+    context = _InterceptContext(policy, ctx)
+    if type(target) is not types.FunctionType or context.is_primitive(target, 0):
         raise TypeError(f"conditional: {f!r} is not a Python function that can be traced")
-    traced = run.instrumented_function(target)
-    if traced is None:
+    result, tape = track(f, *args, ctx=context, **kwargs)
+    if target.__code__ in tape.untraced:
         raise TypeError(f"conditional: {target.__qualname__} cannot be traced: "
-                        f"{run.unsupported.get(target.__code__)}")
-    call = traced if target is f else types.MethodType(traced, f.__self__)
-    state = _recorder_state
-    previous = getattr(state, "run", None)
-    state.run = run
-    policy.base_frame = sys._getframe()
-    try:
-        result = call(*args, **kwargs)
-    finally:
-        state.run = previous
-        policy.base_frame = None
-    return result, _tape(run, f, traced, args, kwargs, None, result, False)
+                        f"{tape.untraced[target.__code__]}")
+    return result, tape

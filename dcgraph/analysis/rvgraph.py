@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from .. import random_primitives as registry
-from ..tape import NestedCall, Node, PrimitiveCall, Tape
+from ..tape import Node, PrimitiveCall, Tape
 from .addresses import Addresser, callable_name, site_of_node
 from .dependence import Dependence, walk_skipping_sources
 

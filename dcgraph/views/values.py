@@ -5,11 +5,14 @@ function raises, whatever the value's ``__repr__`` does.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 __all__ = ["abbrev", "full_text", "array_head"]
 
 ELLIPSIS = "…"
+_ADDRESS = re.compile(r" (object )?at 0x[0-9a-fA-F]+")   # "<X object at 0x7f..>" -> "<X object>"
 
 
 def _number(x) -> str:
@@ -44,7 +47,8 @@ def _cut(text: str, width: int) -> str:
 
 def abbrev(value, width: int = 40) -> str:
     """One line of at most ``width`` characters: ``ndarray(5, 3) float64 [1, 1, 1, …]``,
-    ``0.2381``, ``'some long te…'``, ``ValueError('bad')``."""
+    ``0.2381``, ``'some long te…'``, ``ValueError('bad')``, ``<random.Random object>``
+    (memory addresses left out, so the same run prints the same)."""
     if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
         return _cut(_number(value), width)
     if isinstance(value, np.ndarray):
@@ -58,7 +62,7 @@ def abbrev(value, width: int = 40) -> str:
         return _cut(f"{type(value).__name__}({args})", width)
     if type(value).__name__ == "module":
         return f"<module {value.__name__}>"
-    return _cut(_repr(value), width)
+    return _cut(_ADDRESS.sub(lambda m: " object" if m.group(1) else "", _repr(value)), width)
 
 
 def full_text(value, limit: int = 4000) -> str:

@@ -18,9 +18,10 @@ Deterministic: ``derandomize=True``. On failure the generated source is in the m
 from __future__ import annotations
 
 import linecache
+import types
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 import dcgraph
@@ -31,25 +32,71 @@ RUNS = 120
 WRAP = 10007          # loop bodies keep numbers bounded: every assignment there is taken mod WRAP
 NVARS = 4             # locals v0..v3, all initialised on entry
 MAX_STATEMENTS = 22   # per function body, nested statements included
+GENERATOR = 0x20
+
+
+PRELUDE = """\
+K = 7
+G = 0
+
+
+def rec(n):
+    n = int(n) % 6
+    return 0 if n <= 0 else n + rec(n - 1)
+
+
+def gen(n):
+    for i in range(int(n) % 4):
+        yield i * 2
+
+
+class Acc:
+    def __init__(self, start):
+        self.total = start
+        self.items = []
+
+    def add(self, x):
+        self.total = (self.total + x) % 10007
+        self.items.append(x)
+        return self
+
+    @property
+    def size(self):
+        return len(self.items)
+
+
+class CM:
+    def __init__(self, log, swallow):
+        self.log, self.swallow = log, swallow
+
+    def __enter__(self):
+        self.log.append(1)
+        return len(self.log)
+
+    def __exit__(self, typ, val, tb):
+        self.log.append(2 if typ is None else 3)
+        return self.swallow
+
+"""
 
 
 class Builder:
-    """Draws every choice from hypothesis, so failing programs shrink."""
+    """Draws every choice from hypothesis (``draw``), so the programs are reproducible."""
 
-    def __init__(self, data):
-        self.data = data
+    def __init__(self, draw):
+        self.draw = draw
         self.statements = 0
         self.counter = 0
 
     # -- choices -------------------------------------------------------------------------
     def pick(self, options):
-        return self.data.draw(st.sampled_from(options))
+        return self.draw(st.sampled_from(options))
 
     def num(self, lo, hi):
-        return self.data.draw(st.integers(lo, hi))
+        return self.draw(st.integers(lo, hi))
 
     def chance(self, p_percent):
-        return self.data.draw(st.integers(0, 99)) < p_percent
+        return self.draw(st.integers(0, 99)) < p_percent
 
     def fresh(self, prefix):
         self.counter += 1
@@ -59,10 +106,10 @@ class Builder:
     def leaf(self, scope):
         kinds = ["var", "var", "var", "int", "float", "global"]
         if scope.lists:
-            kinds += ["len", "item"]
+            kinds += ["len", "item", "acc", "dict"]
         kind = self.pick(kinds)
         if kind == "global":
-            return "K"
+            return self.pick(["K", "G"])
         if kind == "var":
             return self.pick(scope.names)
         if kind == "int":
@@ -71,18 +118,22 @@ class Builder:
             return self.pick(["0.5", "2.25", "-1.5", "1e-3", "3.0"])
         if kind == "len":
             return "len(lst)"
+        if kind == "acc":
+            return self.pick(["acc.total", "acc.size"])
+        if kind == "dict":
+            return f"d.get({self.index(scope, 5)}, {self.num(0, 3)})"
         return f"lst[{self.index(scope)}]"
 
-    def index(self, scope):
-        """An index into ``lst``: in range, except for a float operand now and then."""
+    def index(self, scope, modulus="len(lst)"):
+        """An index: in range, except for a float operand now and then (a TypeError)."""
         name = self.pick(scope.names)
-        return f"{name} % len(lst)" if self.chance(15) else f"int({name}) % len(lst)"
+        return f"{name} % {modulus}" if self.chance(10) else f"int({name}) % {modulus}"
 
     def expr(self, scope, depth=2):
         if depth <= 0 or self.chance(30):
             return self.leaf(scope)
-        kind = self.pick(["bin", "bin", "bin", "div", "unary", "call", "ternary", "andor",
-                          "builtin", "comp", "pow"] if scope.lists else
+        kind = self.pick(["bin", "bin", "bin", "div", "unary", "call", "call", "ternary",
+                          "andor", "builtin", "comp", "pow", "walrus", "str"] if scope.lists else
                          ["bin", "bin", "div", "unary", "ternary", "andor", "pow"])
         d = depth - 1
         if kind == "bin":
@@ -105,6 +156,12 @@ class Builder:
             return f"({self.expr(scope, d)} if {self.cond(scope, d)} else {self.expr(scope, d)})"
         if kind == "andor":
             return f"({self.expr(scope, d)} {self.pick(['and', 'or'])} {self.expr(scope, d)})"
+        if kind == "walrus":
+            return f"({self.pick(scope.assignable)} := {self.expr(scope, d)})"
+        if kind == "str":
+            return self.pick([f"len(str({self.expr(scope, d)}))",
+                              f"len(f'{{{self.leaf(scope)}!r}}-{{{self.leaf(scope)}:>6}}')",
+                              f"'0123456789'.find(str({self.expr(scope, d)})[-1:])"])
         if kind == "builtin":
             return self.pick([f"min({self.expr(scope, d)}, {self.expr(scope, d)})",
                               f"max({self.expr(scope, d)}, {self.expr(scope, d)}, 0)",
@@ -121,26 +178,36 @@ class Builder:
                           f"len({{{body} for {x} in lst{cond}}})",
                           f"sum({body} for {x} in range({k}){cond})",
                           f"len({{{x}: {body} for {x} in range({k}){cond}}})",
-                          f"max([{body} for {x} in lst[:3]{cond}], default=-1)"])
+                          f"max([{body} for {x} in lst[:3]{cond}], default=-1)",
+                          f"sum([{body} for {x} in range({k}) for {x}_ in range({x})])"])
 
     def int_expr(self, scope, depth):
         return f"int({self.expr(scope, depth)} % {WRAP})"
 
     def call(self, scope, depth):
-        options = ["lambda"] + (["helper"] * 3 if scope.helpers else []) + \
+        options = ["lambda", "rec", "gen", "acc"] + (["helper"] * 4 if scope.helpers else []) + \
                   (["closure"] * 2 if scope.closures else [])
         kind = self.pick(options)
+        e1, e2 = self.expr(scope, depth), self.expr(scope, depth)
         if kind == "helper":
-            return f"{self.pick(scope.helpers)}({self.expr(scope, depth)}, {self.expr(scope, depth)})"
+            h = self.pick(scope.helpers)
+            return self.pick([f"{h}({e1}, {e2})", f"{h}(x={e1}, y={e2})", f"{h}(*[{e1}, {e2}])",
+                              f"{h}({e1}, **{{'y': {e2}}})", f"{h}({e1})"])
         if kind == "closure":
-            return f"{self.pick(scope.closures)}({self.expr(scope, depth)})"
+            return f"{self.pick(scope.closures)}({e1})"
+        if kind == "rec":
+            return f"rec({e1})"
+        if kind == "gen":
+            return self.pick([f"sum(gen({e1}))", f"list(gen({e1}))[-1:]"])
+        if kind == "acc":
+            return self.pick([f"Acc({e1}).add({e2}).total", f"acc.add({e1}).total"])
         z = self.fresh("z")
-        return f"(lambda {z}: {self.expr(scope.with_names(z), depth)})({self.expr(scope, depth)})"
+        return f"(lambda {z}: {self.expr(scope.with_names(z), depth)})({e1})"
 
     def cond(self, scope, depth=1):
         kinds = ["cmp", "cmp", "truth", "not", "boolop", "chain"] if depth > 0 else ["cmp", "truth"]
         if scope.lists:
-            kinds.append("in")
+            kinds += ["in", "isinstance", "none"]
         kind = self.pick(kinds)
         d = max(depth - 1, 0)
         if kind == "cmp":
@@ -154,6 +221,10 @@ class Builder:
             return f"({self.cond(scope, d)}) {self.pick(['and', 'or'])} ({self.cond(scope, d)})"
         if kind == "in":
             return f"{self.expr(scope, d)} {self.pick(['in', 'not in'])} lst"
+        if kind == "isinstance":
+            return f"isinstance({self.expr(scope, d)}, {self.pick(['int', 'float', '(int, bool)'])})"
+        if kind == "none":
+            return f"d.get({self.index(scope, 5)}) is {self.pick(['None', 'not None'])}"
         return f"{self.expr(scope, 0)} < {self.expr(scope, 0)} <= {self.expr(scope, 0)}"
 
     # -- statements ----------------------------------------------------------------------
@@ -171,9 +242,10 @@ class Builder:
     def statement(self, scope, indent):
         self.statements += 1
         nested = len(indent) // 4
-        kinds = ["assign", "assign", "aug", "aug", "list", "list", "swap"]
+        kinds = ["assign", "assign", "aug", "aug", "list", "list", "swap", "dict", "unpack",
+                 "global", "assert", "acc"]
         if nested < 4:
-            kinds += ["if", "if", "try", "for", "while"]
+            kinds += ["if", "if", "try", "try", "for", "while", "with"]
         if scope.loops:
             kinds += ["break", "continue"]
         kinds += ["return", "return", "raise"]
@@ -193,8 +265,26 @@ class Builder:
         if kind == "swap":
             w = self.pick(scope.assignable)
             return [f"{indent}{v}, {w} = {w}, {v}"]
+        if kind == "unpack":
+            w = self.pick(scope.assignable)
+            return [self.pick([f"{indent}{v}, *_ = lst", f"{indent}{v}, {w} = lst[:2]",
+                               f"{indent}{v}, {w} = divmod({self.expr(scope, 1)}, 7)"])]
+        if kind == "global":
+            return [f"{indent}G = {self.assign_value(scope, self.expr(scope, 1))}"]
+        if kind == "assert":
+            return [f"{indent}assert {self.cond(scope, 0)}, f'assert {{{v}}}'"]
+        if kind == "acc":
+            return [self.pick([f"{indent}acc.add({self.expr(scope, 1)})",
+                               f"{indent}acc.total = {self.assign_value(scope, self.expr(scope, 1))}",
+                               f"{indent}{v} = acc.size + acc.total"])]
+        if kind == "dict":
+            return [self.pick([f"{indent}d[{self.index(scope, 5)}] = {self.expr(scope, 1)}",
+                               f"{indent}{v} = d.get({self.index(scope, 5)}, {self.expr(scope, 0)})",
+                               f"{indent}{v} = sum(d[k] for k in sorted(d)) if d else {v}",
+                               f"{indent}d.pop({self.index(scope, 5)}, None)"])]
         if kind == "list":
-            which = self.pick(["append", "set", "get", "pop", "sort", "extend", "rawget"])
+            which = self.pick(["append", "set", "get", "pop", "sort", "extend", "rawget", "del",
+                               "slice"])
             idx = self.pick(scope.names)
             sub = self.index(scope)
             if which == "append":
@@ -209,6 +299,11 @@ class Builder:
                 return [f"{indent}lst.sort(reverse={self.pick(['True', 'False'])})"]
             if which == "extend":
                 return [f"{indent}lst.extend([{self.expr(scope, 0)}, {self.expr(scope, 0)}])"]
+            if which == "del":
+                return [f"{indent}if len(lst) > 2:", f"{indent}    del lst[{sub}]"]
+            if which == "slice":
+                return [f"{indent}lst[1:{self.num(1, 3)}] = [{self.expr(scope, 0)}, "
+                        f"{self.expr(scope, 0)}]"]
             return [f"{indent}{v} = lst[int({idx}) if abs({idx}) < 9 else 0]"]  # may IndexError
         if kind == "if":
             lines = [f"{indent}if {self.cond(scope)}:"]
@@ -223,25 +318,42 @@ class Builder:
         if kind == "try":
             lines = [f"{indent}try:"]
             lines += self.block(scope, indent + "    ", self.num(1, 3))
-            exc = self.pick(["ZeroDivisionError", "ZeroDivisionError",
-                             "(ZeroDivisionError, IndexError)", "ArithmeticError"])
-            name = self.fresh("e")
-            lines.append(f"{indent}except {exc} as {name}:")
-            lines.append(f"{indent}    {v} = len(str({name})) + {self.expr(scope, 0)}")
-            if self.chance(30):
+            handlers = self.num(0, 2) if self.chance(80) else 0
+            for k in range(handlers):
+                exc = self.pick(["ZeroDivisionError", "ZeroDivisionError", "ArithmeticError",
+                                 "(ZeroDivisionError, IndexError)", "(ValueError, KeyError)",
+                                 "Exception"])
+                name = self.fresh("e")
+                lines.append(f"{indent}except {exc} as {name}:")
+                lines.append(f"{indent}    {v} = len(str({name})) + {self.expr(scope, 0)}")
+                if self.chance(20):
+                    lines += [f"{indent}    if {self.cond(scope, 0)}:",
+                              f"{indent}        raise"]
+                elif self.chance(15):
+                    lines += [f"{indent}    if {self.cond(scope, 0)}:",
+                              f"{indent}        raise RuntimeError('chained') from {name}"]
+            if handlers and self.chance(30):
                 lines.append(f"{indent}else:")
                 lines += self.block(scope, indent + "    ", 1)
-            if self.chance(30):
+            if not handlers or self.chance(30):
                 lines.append(f"{indent}finally:")
-                lines += self.block(scope.without_returns(), indent + "    ", 1)
+                lines += self.block(scope.without_returns(), indent + "    ", self.num(1, 2))
+            return lines
+        if kind == "with":
+            lines = [f"{indent}with CM(lst, {self.pick(['True', 'False'])}) as {v}:"]
+            lines += self.block(scope, indent + "    ", self.num(1, 3))
             return lines
         if kind == "for":
             x = self.fresh("i")
             inner = scope.in_loop(x)
             it = self.pick([f"range({self.num(0, 5)})", f"range({self.num(-2, 2)}, {self.num(0, 6)})",
                             "lst[:4]", f"range(int({self.pick(scope.names)}) % 4)",
-                            f"range({self.num(0, 6)}, 0, -2)"])
-            lines = [f"{indent}for {x} in {it}:"]
+                            f"range({self.num(0, 6)}, 0, -2)", "sorted(d)",
+                            f"enumerate(lst[:3])"])
+            if it.startswith("enumerate"):
+                lines = [f"{indent}for {x}_, {x} in {it}:"]
+            else:
+                lines = [f"{indent}for {x} in {it}:"]
             lines += self.block(inner, indent + "    ", self.num(1, 3))
             if self.chance(20):
                 lines.append(f"{indent}else:")
@@ -255,6 +367,9 @@ class Builder:
                      (f" and ({self.cond(scope, 0)}):" if self.chance(40) else ":"),
                      f"{indent}    {w} += 1"]
             lines += self.block(inner, indent + "    ", self.num(1, 3))
+            if self.chance(20):
+                lines.append(f"{indent}else:")
+                lines += self.block(scope, indent + "    ", 1)
             return lines
         if kind == "break":
             return [f"{indent}if {self.cond(scope, 0)}:", f"{indent}    break"]
@@ -274,7 +389,6 @@ class Builder:
 class Scope:
     def __init__(self, names, assignable, helpers, closures, loops=(), returns=True,
                  result=None, lists=True):
-        self.lists = lists
         self.names = list(names)
         self.assignable = list(assignable)
         self.helpers = list(helpers)
@@ -282,6 +396,7 @@ class Scope:
         self.loops = tuple(loops)
         self.returns = returns
         self.result = result or (lambda e: e)
+        self.lists = lists
 
     def _copy(self, **kw):
         d = dict(names=self.names, assignable=self.assignable, helpers=self.helpers,
@@ -303,28 +418,36 @@ class Scope:
 def gen_function(b: Builder, name, params, helpers, main):
     b.statements = 0
     vs = [f"v{k}" for k in range(NVARS)]
-    lines = [f"def {name}({', '.join(params)}):"]
-    lines.append(f"    v0, v1, v2, v3 = {params[0]}, {params[1]}, {b.num(-2, 5)}, {b.pick(['0.0', '1.5', '7'])}")
-    scope = Scope(params + vs, vs, helpers, [],
-                  result=(lambda e: f"({e}, v0, v1, v2, v3, lst)") if main else None)
+    x, y = params
+    lines = [f"def {name}({x}, {y}{'' if main else '=' + str(b.num(0, 3))}):"]
+    lines += ["    global G"] + ([f"    G = {x}"] if main else [])
+    lines.append(f"    v0, v1, v2, v3 = {x}, {y}, {b.num(-2, 5)}, {b.pick(['0.0', '1.5', '7'])}")
+    scope = Scope([x, y] + vs, vs, helpers, [],
+                  result=(lambda e: f"({e}, v0, v1, v2, v3, lst, d, acc.total)") if main else None)
     init = scope._copy(lists=False)
     lines.append(f"    lst = [{b.expr(init, 1)}, {b.expr(init, 1)}, {b.num(-5, 5)}]")
+    lines.append(f"    d = {{{b.num(0, 4)}: {b.expr(init, 0)}}}")
+    lines.append(f"    acc = Acc({b.expr(init, 0)})")
     closures = []
-    if main and b.chance(50):   # a closure reading a cell, and one writing it via nonlocal
+    if main and b.chance(50):   # a closure reading cells
         lines += ["    def inner(z):",
                   f"        return {b.expr(scope.with_names('z'), 1)}"]
         closures.append("inner")
-    if main and b.chance(40):
+    if main and b.chance(40):   # a closure writing one (nonlocal)
         lines += ["    def bump(z):",
                   "        nonlocal v1",
                   f"        v1 = (v1 + z) % {WRAP}",
                   "        lst.append(v1)",
                   "        return v1"]
         closures.append("bump")
+    if main and b.chance(20):   # closures made in a comprehension, defaults capturing the loop
+        j = b.fresh("j")
+        lines += [f"    fs = [(lambda q, {j}={j}: q * {j} + {b.expr(init, 0)}) for {j} in range(3)]"]
+        lines += ["    v2 = fs[int(v0) % 3](v1)"]
     scope = scope._copy(closures=closures)
     lines += b.block(scope, "    ", b.num(2, 8))
     if main:
-        lines.append("    return (v0, v1, v2, v3, lst)")
+        lines.append("    return (v0, v1, v2, v3, lst, d, acc.total, G)")
     else:
         lines.append(f"    return {b.expr(scope, 1)}")
     return lines
@@ -332,23 +455,16 @@ def gen_function(b: Builder, name, params, helpers, main):
 
 @st.composite
 def programs(draw):
-    b = Builder(draw_adapter(draw))
-    lines = ["K = 7", ""]
+    b = Builder(draw)
+    lines = [PRELUDE]
     helpers = []
     for k in range(b.num(0, 2)):
-        lines += gen_function(b, f"h{k}", ["x", "y"], helpers, main=False) + [""]
+        lines += gen_function(b, f"h{k}", ["x", "y"], helpers, main=False) + ["", ""]
         helpers.append(f"h{k}")
     lines += gen_function(b, "f", ["a", "b"], helpers, main=True)
     a = draw(st.sampled_from([0, 1, -1, 2, 3, 5, 7, -4, 10, 2.5, -0.5]))
     bb = draw(st.sampled_from([0, 1, -1, 3, 4, 6, 0.25, -2]))
     return "\n".join(lines) + "\n", (a, bb)
-
-
-class draw_adapter:
-    """Lets ``Builder`` call ``data.draw(strategy)`` inside a composite strategy."""
-
-    def __init__(self, draw):
-        self.draw = draw
 
 
 _serial = [0]
@@ -371,20 +487,31 @@ def outcome(fn, args):
         return ("raised", type(exc), str(exc))
 
 
-def traced(fn, args):
+def traced(fn, args, ctx=None):
     try:
-        result, tape = dcgraph.track(fn, *args)
+        result, tape = dcgraph.track(fn, *args, ctx=ctx)
     except Exception as exc:  # noqa: BLE001
         assert hasattr(exc, "tape"), f"{type(exc).__name__} propagated without a tape: {exc}"
         return ("raised", type(exc), str(exc)), exc.tape, exc
     return ("value", repr(result)), tape, result
 
 
+def _functions(namespace):
+    for name, obj in namespace.items():
+        if isinstance(obj, type):
+            for attr, member in vars(obj).items():
+                member = member.fget if isinstance(member, property) else member
+                if isinstance(member, types.FunctionType):
+                    yield f"{name}.{attr}", member
+        elif isinstance(obj, types.FunctionType):
+            yield name, obj
+
+
 def check_program(source, args, runs=RUNS):
     fn, namespace = compile_program(source)
-    for name, obj in namespace.items():
-        if callable(obj) and hasattr(obj, "__code__"):
-            err = instrument(obj.__code__).error
+    for name, func in _functions(namespace):
+        if not func.__code__.co_flags & GENERATOR:
+            err = instrument(func.__code__).error
             assert err is None, f"{name} not instrumented: {err}\n{source}"
     code_before = fn.__code__
     expected = outcome(fn, args)
@@ -400,12 +527,22 @@ def check_program(source, args, runs=RUNS):
     else:
         assert isinstance(end, Raise) and end.value is value and tape.raised
     str(tape)  # printing renders every node
+    # depth-limited tracing: deeper calls become primitive, the outcome is the same
+    for depth in (0, 1):
+        ctx = dcgraph.DepthLimitContext(depth)
+        for _ in range(5):
+            got, tape, _ = traced(fn, args, ctx)
+            assert got == expected, f"DepthLimitContext({depth}): {got!r} != {expected!r}"
+        tape.lint()
     assert fn.__code__ is code_before
     assert outcome(fn, args) == expected, "instrumented code leaked into a plain call"
     return tape
 
 
+# No shrink phase: each example costs 120 traced runs, and shrinking a failure took minutes.
+# The failing program's source is printed in full instead.
 @settings(max_examples=220, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.filter_too_much])
 @given(programs())

@@ -283,3 +283,33 @@ def test_unreachable_blocks_get_no_probes():
         result, tape = dcgraph.track(f, arg)
         assert result == f(arg) and not tape.untraced
         tape.lint()
+
+
+def test_read_of_a_written_key_depends_on_that_write_only():
+    def f(a, b):
+        z = [0, 0, 0]
+        z[0] = a
+        z[1] = b
+        return z[1] * 1.0
+
+    _, tape = dcgraph.track(f, 1.0, 2.0)
+    sl = tape.slice(tape[-1].inputs[0])
+    assert {n.name for n in sl if isinstance(n, dcgraph.Argument)} == {"b"}
+    writes = [n for n in sl if isinstance(n, PrimitiveCall) and n.fn_name == "setitem"]
+    assert len(writes) == 1 and writes[0].args[2].name == "b"
+
+
+def test_context_substitute_replaces_a_call_and_records_it_under_the_original():
+    import math
+
+    class Fake(dcgraph.Context):
+        def substitute(self, fn, depth):
+            return (lambda x: 42.0) if fn is math.sqrt else None
+
+    def f(x):
+        return math.sqrt(x) + 1
+
+    result, tape = dcgraph.track(f, 4.0, ctx=Fake())
+    assert result == 43.0
+    call = tape.find(fn=math.sqrt)[0]
+    assert call.value == 42.0
