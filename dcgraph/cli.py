@@ -121,18 +121,22 @@ def _view(args) -> int:
     return 0
 
 
-def geometric(p):
-    """Flips until heads: the number of flips (the demo's example)."""
-    if random.random() < p:
-        return 1
-    return 1 + geometric(p)
+def geom(n, beta, rng):
+    """The geometric example: the number of failures before the first success."""
+    return n if rng.random() < beta else geom(n + 1, beta, rng)
 
 
 def _demo(args) -> int:
+    import numpy as np
+
     from . import Context, track
-    random.seed(args.seed)
     # dcgraph's own modules are primitive by default; the demo function lives in one
-    _result, tape = track(geometric, 0.3, ctx=Context(primitive_modules=("numpy", "scipy")))
+    result, tape = track(geom, 0, 0.3, np.random.default_rng(args.seed),
+                         ctx=Context(primitive_modules=("numpy", "scipy")))
+    print("geom(n, beta, rng) = n if rng.random() < beta else geom(n + 1, beta, rng)")
+    print(f"traced geom(0, 0.3, default_rng({args.seed})) = {result}\n")
+    print(tape)
+    print()
     _output(tape, args)
     return 0
 

@@ -16,7 +16,7 @@ import numpy as np
 from .tape import (Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise,
                    Return, Tape)
 
-__all__ = ["format_tape", "format_node", "short_repr", "ref"]
+__all__ = ["format_tape", "format_node", "short_repr", "ref", "call_text"]
 
 BINARY_SYMBOLS = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -65,7 +65,7 @@ def ref(node: Node, here: Tape | None = None) -> str:
     return "@[" + ".".join(str(k) for k in node.order_key()) + "]"
 
 
-def _call_text(n: PrimitiveCall) -> str:
+def call_text(n: PrimitiveCall) -> str:
     here = n.tape
     args = [ref(a, here) for a in n.args]
     fn = n.fn
@@ -106,10 +106,10 @@ def format_node(n: Node) -> str:
     if isinstance(n, PrimitiveCall):
         if isinstance(n, NestedCall) and n.child is not None and n.child.raised:
             raised = n.child.nodes[-1].value
-            return f"{head}{loc}{_call_text(n)} raised {short_repr(raised)}"
+            return f"{head}{loc}{call_text(n)} raised {short_repr(raised)}"
         if n.mutates is not None:
-            return f"{head}{loc}{_call_text(n)} ⇒ {short_repr(n.value)}"
-        return f"{head}{loc}{_call_text(n)} = {short_repr(n.value)}"
+            return f"{head}{loc}{call_text(n)} ⇒ {short_repr(n.value)}"
+        return f"{head}{loc}{call_text(n)} = {short_repr(n.value)}"
     if isinstance(n, Branch):
         if n.op == "exhausted":
             why = f"{ref(n.inputs[0], here)} exhausted"

@@ -43,7 +43,7 @@ import linecache
 import operator
 from typing import Any, Callable, Iterator
 
-__all__ = ["Location", "Node", "Argument", "Constant", "PrimitiveCall", "NestedCall", "Branch",
+__all__ = ["dependencies", "Location", "Node", "Argument", "Constant", "PrimitiveCall", "NestedCall", "Branch",
            "Phi", "Return", "Raise", "Tape", "LintError", "NODE_KINDS"]
 
 
@@ -327,8 +327,8 @@ class Tape:
 
         Follows inputs, argument sources into callers, and nested calls through their child's
         return. A read ``c[k]`` (or ``c.k``) of a container version written with constant keys
-        depends on the write of that key only: ``c[k] = v`` contributes itself and ``v``,
-        writes of other keys are skipped.
+        depends on the value written to that key (``v`` of ``c[k] = v``), not on writes of
+        other keys. One step of this closure is ``dependencies(node)``.
         """
         seen: dict[int, Node] = {}
         stack = [node]
@@ -337,13 +337,7 @@ class Tape:
             if id(n) in seen:
                 continue
             seen[id(n)] = n
-            hit = _exact_write(n)
-            if hit is not None:
-                seen.setdefault(id(hit), hit)
-                stack.append(hit.args[2])
-                stack.extend(n.inputs[1:])
-                continue
-            stack.extend(_dependencies(n))
+            stack.extend(dependencies(n))
         return sorted(seen.values(), key=Node.order_key)
 
     def find(self, fn=None, kind=None, name=None, line=None,
@@ -403,14 +397,54 @@ class Tape:
         from .printing import format_tape
         return format_tape(self)
 
+    # -- views (dcgraph.views) -----------------------------------------------------------------
+    def show(self, depth=2, values=True, max_nodes=2000, file=None, width=None, color=None) -> None:
+        """Print a ``rich`` tree: kinds coloured, calls nested to ``depth``, loops folded."""
+        from .views.rich_tree import show
+        show(self, depth, values, max_nodes, file, width, color)
+
+    def to_dot(self, depth=3, max_nodes=300, highlight=None, values=True) -> str:
+        """Graphviz DOT text: nested calls as clusters, data edges solid, control dashed."""
+        from .views.dot import to_dot
+        return to_dot(self, depth, max_nodes, highlight, values)
+
+    def to_svg(self, path=None, depth=3, max_nodes=300, highlight=None, values=True):
+        """SVG text (or write it to ``path`` and return None); needs Graphviz's ``dot``."""
+        from .views.dot import to_svg
+        return to_svg(self, path, depth, max_nodes, highlight, values)
+
+    def to_html(self, path=None, depth=3, max_nodes=400, highlight=None, title=None) -> str:
+        """A self-contained HTML explorer (call tree beside the graph, slices on click)."""
+        from .views.explorer import to_html
+        return to_html(self, path, depth, max_nodes, highlight, title)
+
+    def to_json(self, path=None, indent=None, max_array=10_000) -> str:
+        """The tape as versioned JSON (``dcgraph.views.jsonio`` documents the schema)."""
+        from .views.jsonio import to_json
+        return to_json(self, path, indent, max_array)
+
+    @staticmethod
+    def from_json(source) -> "Tape":
+        """A tape reopened from JSON text, a dict, or a path."""
+        from .views.jsonio import from_json
+        return from_json(source)
+
+    def _repr_svg_(self):
+        from .views.dot import repr_svg
+        return repr_svg(self)
+
+    def _repr_html_(self):
+        from .views.html import repr_html
+        return repr_html(self)
+
     def __repr__(self):
         built = self._build is None
         size = f"{len(self._nodes)} nodes" if built else "not yet built"
         return f"<Tape {self.name}: {size}>"
 
 
-def _dependencies(n: Node):
-    """The nodes ``n`` depends on for slicing (see ``Tape.slice``)."""
+def dependencies(n: Node):
+    """The nodes ``n`` directly depends on for slicing (``Tape.slice`` is their closure)."""
     if isinstance(n, Argument):
         yield from n.source_nodes()
         return
@@ -421,6 +455,11 @@ def _dependencies(n: Node):
             yield n.fn_node
         if isinstance(n.child.returned, Raise):
             yield from n.inputs
+        return
+    hit = _exact_write(n)
+    if hit is not None:
+        yield hit.args[2]                 # the value written to the key read
+        yield from n.inputs[1:]
         return
     if isinstance(n, PrimitiveCall) and _is_read_of_other_key(n):
         container, key = n.args

@@ -7,12 +7,13 @@ pullback)``, ``check_grads(f, *args)`` (reverse mode against central finite diff
 The tape already holds the path a run took, so control flow needs no rule: branches carry no
 adjoint, phis pass theirs along the recorded edge, nested calls route adjoints through their
 child tapes. Primitives are pulled back through VJP rules kept as data (``registry``; add your
-own with ``defvjp``/``defnode``); ``supported()`` lists them, and ``README.md`` beside this file
+own with ``defvjp``/``defnode``; the scipy rules load on first need, so importing this package
+does not import scipy.stats); ``supported()`` lists them, and ``README.md`` beside this file
 shows that list. A primitive the gradient depends on without a rule raises
 ``MissingRuleError`` naming it and the line that called it.
 """
 from . import (rules_containers, rules_iteration, rules_linalg, rules_math,  # noqa: F401
-               rules_methods, rules_numpy, rules_numpy_shape, rules_operator, rules_scipy)
+               rules_methods, rules_numpy, rules_numpy_shape, rules_operator)
 from .api import backward, grad, value_and_grad, vjp
 from .check import GradCheck, GradientCheckError, check_grads
 from .core import Sweep

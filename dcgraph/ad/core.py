@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tape import Argument, Constant, NestedCall, Phi, PrimitiveCall, Return
-from .registry import RULES, MissingRuleError, primitive_name
+from .registry import RULES, MissingRuleError, load_deferred, lookup, primitive_name
 from .values import SCALARS, Sparse, carries, dense_array
 from .versions import Versions
 
@@ -115,12 +115,19 @@ class Sweep:
 
     def missing(self, node, g, key=None) -> None:
         """No rule for ``node``: fine if it does not depend on the arguments, else an error."""
+        if load_deferred():
+            rule = lookup(key if key is not None else node.fn)
+            if rule is not None:
+                self.apply(node, rule, g) if node.mutates is None or rule.inplace is None \
+                    else rule.inplace(self, node, g)
+                return
         if not self.active(node):
             return
-        raise MissingRuleError(
-            f"dcgraph.ad: no VJP rule for {primitive_name(key if key is not None else node.fn)}"
-            f" (called at {node.loc}{': ' + node.loc.source if node.loc is not None and node.loc.source else ''});"
-            f" register one with dcgraph.ad.defvjp")
+        loc = node.loc
+        source = f": {loc.source}" if loc is not None and loc.source else ""
+        name = primitive_name(key if key is not None else node.fn)
+        raise MissingRuleError(f"dcgraph.ad: no VJP rule for {name} (called at {loc}{source});"
+                               f" register one with dcgraph.ad.defvjp")
 
     # -- the sweep -------------------------------------------------------------------------
     def run(self, tape, seed) -> None:

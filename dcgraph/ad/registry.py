@@ -20,7 +20,7 @@ the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf
 """
 from __future__ import annotations
 
-__all__ = ["Rule", "RULES", "defvjp", "defscalar", "defnode", "definplace", "defzero", "defdispatch",
+__all__ = ["Rule", "RULES", "load_deferred", "defvjp", "defscalar", "defnode", "definplace", "defzero", "defdispatch",
            "lookup", "primitive_name", "supported", "MissingRuleError"]
 
 
@@ -133,6 +133,21 @@ def lookup(fn) -> Rule | None:
         return None
 
 
+# Rule modules imported on first need (a primitive without a rule, or ``supported()``), so
+# that ``import dcgraph.ad`` does not import scipy.stats (about a second).
+_DEFERRED = ["dcgraph.ad.rules_scipy"]
+
+
+def load_deferred() -> bool:
+    """Import the deferred rule modules; True if any was imported now."""
+    import importlib
+    loaded = False
+    while _DEFERRED:
+        importlib.import_module(_DEFERRED.pop())
+        loaded = True
+    return loaded
+
+
 _NAMESPACES = ("numpy", "numpy.linalg", "scipy.special")
 
 
@@ -176,6 +191,7 @@ def supported() -> list[str]:
     """Sorted names of every primitive with a rule (importing ``dcgraph.ad`` fills the table);
     a function exported under several names (``numpy.abs``/``numpy.absolute``) is listed under
     each."""
+    load_deferred()
     names = set()
     for key, rule in RULES.items():
         if rule.node is _dispatch:

@@ -87,7 +87,9 @@ def getitem_rule(sweep, node, g):
     cv = c.value
     key = k.value
     t = type(cv)
-    if t is ndarray:
+    if (t is list or t is tuple) and type(key) is int:      # the common case first
+        sweep.add(c, Sparse({key + sweep.length(c) if key < 0 else key: g}))
+    elif t is ndarray:
         sweep.add(c, _array_read_adjoint(cv.shape, cv.dtype, key, g, node.value))
     elif isinstance(cv, (list, tuple)):
         if isinstance(key, _INT):

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import special
-
 from .registry import defnode, defvjp, defzero
 from .rules_operator import pow_vjp_0, pow_vjp_1
 from .values import Sparse
@@ -123,11 +121,13 @@ def erfc_vjp(g, ans, x):
 
 
 def gamma_vjp(g, ans, x):
-    return g * ans * float(special.digamma(x))
+    from scipy.special import digamma
+    return g * ans * float(digamma(x))
 
 
 def lgamma_vjp(g, ans, x):
-    return g * float(special.digamma(x))
+    from scipy.special import digamma
+    return g * float(digamma(x))
 
 
 def fabs_vjp(g, ans, x):

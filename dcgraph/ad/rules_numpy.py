@@ -51,7 +51,10 @@ def log10_vjp(g, ans, x, **kw):
 
 
 def log1p_vjp(g, ans, x, **kw):
-    return _fit(x, g / (1.0 + np.asarray(x)))
+    d = np.add(x, 1.0)
+    if type(d) is np.ndarray:
+        return _fit(x, np.divide(g, d, out=d) if d.shape == np.shape(g) else g / d)
+    return _fit(x, g / d)
 
 
 def sqrt_vjp(g, ans, x, **kw):
@@ -344,12 +347,50 @@ defvjp(np.ndarray.item, item_vjp)
 defvjp(np.float64, identity_vjp)
 defvjp(np.real, identity_vjp)
 defvjp(np.full, None, full_vjp_1, names=("shape", "fill_value"))
-for _f in (np.sign, np.floor, np.ceil, np.trunc, np.rint, np.round, np.isnan, np.isinf,
-           np.isfinite, np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
-           np.not_equal, np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
-           np.floor_divide, np.heaviside, np.zeros, np.ones, np.empty, np.zeros_like,
-           np.ones_like, np.empty_like, np.arange, np.eye, np.identity, np.argmax, np.argmin,
-           np.argsort, np.nonzero, np.shape, np.size, np.ndim, np.allclose, np.isclose,
-           np.any, np.all, np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort,
-           np.ndarray.any, np.ndarray.all, np.ndarray.nonzero):
-    defzero(_f)
+defzero(np.sign)
+defzero(np.floor)
+defzero(np.ceil)
+defzero(np.trunc)
+defzero(np.rint)
+defzero(np.round)
+defzero(np.isnan)
+defzero(np.isinf)
+defzero(np.isfinite)
+defzero(np.less)
+defzero(np.less_equal)
+defzero(np.greater)
+defzero(np.greater_equal)
+defzero(np.equal)
+defzero(np.not_equal)
+defzero(np.logical_and)
+defzero(np.logical_or)
+defzero(np.logical_not)
+defzero(np.logical_xor)
+defzero(np.floor_divide)
+defzero(np.heaviside)
+defzero(np.zeros)
+defzero(np.ones)
+defzero(np.empty)
+defzero(np.zeros_like)
+defzero(np.ones_like)
+defzero(np.empty_like)
+defzero(np.arange)
+defzero(np.eye)
+defzero(np.identity)
+defzero(np.argmax)
+defzero(np.argmin)
+defzero(np.argsort)
+defzero(np.nonzero)
+defzero(np.shape)
+defzero(np.size)
+defzero(np.ndim)
+defzero(np.allclose)
+defzero(np.isclose)
+defzero(np.any)
+defzero(np.all)
+defzero(np.ndarray.argmax)
+defzero(np.ndarray.argmin)
+defzero(np.ndarray.argsort)
+defzero(np.ndarray.any)
+defzero(np.ndarray.all)
+defzero(np.ndarray.nonzero)

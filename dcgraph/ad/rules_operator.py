@@ -195,12 +195,29 @@ defscalar(operator.itruediv, truediv_scalar_0, truediv_scalar_1)
 defzero(operator.floordiv)
 defzero(operator.ifloordiv)
 defzero(round)
-for _cmp in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
-             operator.not_, operator.truth, operator.is_, operator.is_not, operator.contains,
-             operator.and_, operator.or_, operator.xor, operator.invert, operator.lshift,
-             operator.rshift, operator.iand, operator.ior, operator.ixor, operator.ilshift,
-             operator.irshift, operator.index):
-    defzero(_cmp)
+defzero(operator.lt)
+defzero(operator.le)
+defzero(operator.gt)
+defzero(operator.ge)
+defzero(operator.eq)
+defzero(operator.ne)
+defzero(operator.not_)
+defzero(operator.truth)
+defzero(operator.is_)
+defzero(operator.is_not)
+defzero(operator.contains)
+defzero(operator.and_)
+defzero(operator.or_)
+defzero(operator.xor)
+defzero(operator.invert)
+defzero(operator.lshift)
+defzero(operator.rshift)
+defzero(operator.iand)
+defzero(operator.ior)
+defzero(operator.ixor)
+defzero(operator.ilshift)
+defzero(operator.irshift)
+defzero(operator.index)
 
 
 # -- in-place operators that mutated an ndarray or a list ---------------------------------

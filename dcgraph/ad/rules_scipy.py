@@ -38,7 +38,12 @@ def gamma_vjp(g, ans, x, **kw):
 
 
 def expit_vjp(g, ans, x, **kw):
-    return _fit(x, g * ans * (1.0 - ans))
+    d = np.subtract(1.0, ans)
+    if type(d) is np.ndarray and d.shape == np.shape(g):
+        d *= ans
+        d *= g
+        return _fit(x, d)
+    return _fit(x, g * ans * d)
 
 
 def log_expit_vjp(g, ans, x, **kw):

@@ -48,12 +48,8 @@ class Sparse(dict):
     (adjoints handed along unchanged, e.g. through a phi, are copied before merging).
     """
 
-    __slots__ = ("owner",)
+    owner = None                    # set on the instance when a node claims it
     __array_ufunc__ = None          # make ``ndarray + Sparse`` call ``Sparse.__radd__``
-
-    def __init__(self, *args, **kwargs):
-        dict.__init__(self, *args, **kwargs)
-        self.owner = None
 
     def merge(self, other: "Sparse") -> None:
         """Add ``other`` into self (in place)."""
@@ -86,7 +82,7 @@ def add(a, b):
 def carries(v) -> bool:
     """Can a value of this kind carry an adjoint? (Reals, float/complex arrays, containers.)"""
     t = type(v)
-    if t is float or t is np.float64:
+    if t is float or t is np.float64 or t is list or t is tuple or t is dict:
         return True
     if t is ndarray:
         return v.dtype.kind in "fcO"
@@ -166,10 +162,12 @@ def densify(value, adj):
     """The gradient of ``value`` in value's own structure, from its adjoint ``adj`` (None for
     zero). Integer and boolean leaves (and other non-numeric values) give None."""
     t = type(value)
-    if t is list or t is tuple:
+    if t is list or isinstance(value, tuple):
         get = adj.get if type(adj) is Sparse else _none
         out = [densify(v, get(i)) for i, v in enumerate(value)]
-        return out if t is list else tuple(out)
+        if t is list or t is tuple:
+            return out if t is list else tuple(out)
+        return t(*out) if hasattr(value, "_fields") else tuple(out)
     if t is dict:
         get = adj.get if type(adj) is Sparse else _none
         return {k: densify(v, get(k)) for k, v in value.items()}

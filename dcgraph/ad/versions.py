@@ -5,8 +5,10 @@ state. A rule that needs a version's contents (``b * w`` read ``b`` before ``b[0
 list's length at the time (``lst[-1]`` before ``lst.append(v)``) asks ``Versions``: it keeps
 each mutated container's chain of mutation nodes, derives list lengths backwards from the final
 state, and rebuilds an earlier state by re-running the container's creation and the mutations
-up to that time on a private copy. A state it cannot rebuild (the container came from a random
-draw, a root argument, or an untraceable source) raises ``StaleValueError``.
+up to that time on a private copy. Arrays that share memory (an array and its views) share
+one chain: a write through a view changes the base, and a view's earlier state is re-derived
+from the rebuilt base. A state it cannot rebuild (the container came from a random draw, a
+root argument, or an untraceable source) raises ``StaleValueError``.
 """
 from __future__ import annotations
 

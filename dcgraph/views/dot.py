@@ -20,7 +20,8 @@ from .graph import DisplayGraph
 from .labels import has_value, op_text, value_sep
 from .values import abbrev
 
-__all__ = ["to_dot", "to_svg", "repr_svg", "dot_source", "GraphvizNotFound", "SHAPES"]
+__all__ = ["to_dot", "to_svg", "repr_svg", "dot_source", "graph_items", "GraphvizNotFound",
+           "SHAPES", "MAX_CLUSTER_DEPTH"]
 
 SHAPES = {"Argument": "invhouse", "Constant": "note", "PrimitiveCall": "box",
           "NestedCall": "box3d", "Branch": "diamond", "Phi": "ellipse", "Return": "house",
@@ -29,6 +30,7 @@ FILLS = {"Argument": "#d9f2d0", "Constant": "#dff1f6", "PrimitiveCall": "#ffffff
          "NestedCall": "#dbe4ff", "Branch": "#f6dcf4", "Phi": "#fff2c2", "Return": "#d9f2d0",
          "Raise": "#ffd4d4", "Fold": "#ececec"}
 HIGHLIGHT = "#ffb300"
+MAX_CLUSTER_DEPTH = 20   # dot's cluster layout slows down steeply past ~30 nested clusters
 INSTALL_HINT = ("Graphviz's `dot` program was not found on PATH; install Graphviz "
                 "(Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; "
                 "conda: conda install graphviz). to_dot() works without it.")
@@ -123,11 +125,17 @@ def dot_source(graph: DisplayGraph, highlight=None, values: bool = True) -> str:
     return dot.source
 
 
+def graph_items(tape: Tape, depth: int | None, max_nodes: int | None) -> list:
+    """``fold.fold`` for the graph views: ``depth`` (None too) at most ``MAX_CLUSTER_DEPTH``."""
+    capped = MAX_CLUSTER_DEPTH if depth is None else min(depth, MAX_CLUSTER_DEPTH)
+    return fold(tape, depth=capped, max_nodes=max_nodes)
+
+
 def to_dot(tape: Tape, depth: int | None = 3, max_nodes: int | None = 300, highlight=None,
            values: bool = True) -> str:
-    """DOT source of the tape folded to ``depth`` call levels and ``max_nodes`` shown nodes."""
-    return dot_source(DisplayGraph(tape, fold(tape, depth=depth, max_nodes=max_nodes)),
-                      highlight, values)
+    """DOT source of the tape folded to ``depth`` call levels (at most ``MAX_CLUSTER_DEPTH``)
+    and ``max_nodes`` shown nodes."""
+    return dot_source(DisplayGraph(tape, graph_items(tape, depth, max_nodes)), highlight, values)
 
 
 def svg_from_dot(source: str) -> str:

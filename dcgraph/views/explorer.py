@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 
 from ..tape import PrimitiveCall, Tape
-from .dot import GraphvizNotFound, dot_source, svg_from_dot
-from .fold import Fold, count, fold
+from .dot import GraphvizNotFound, dot_source, graph_items, svg_from_dot
+from .fold import Fold, count
 from .graph import DisplayGraph, Entry
 from .html import asset, hover_text, strip_xml_prolog, tree_html
 from .labels import fn_label, op_text
@@ -50,8 +50,8 @@ def _fill(template: str, fields: dict) -> str:
 
 def to_html(tape: Tape, path: str | os.PathLike | None = None, depth: int | None = 3,
             max_nodes: int | None = 400, highlight=None, title: str | None = None) -> str:
-    """The explorer page for ``tape`` (folded as ``fold.fold``); also written to ``path``."""
-    graph = DisplayGraph(tape, fold(tape, depth=depth, max_nodes=max_nodes))
+    """The explorer page for ``tape`` (folded as ``dot.graph_items``); also written to ``path``."""
+    graph = DisplayGraph(tape, graph_items(tape, depth, max_nodes))
     try:
         svg = strip_xml_prolog(svg_from_dot(dot_source(graph, highlight)))
     except GraphvizNotFound as exc:

@@ -10,7 +10,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..tape import Argument, Branch, NestedCall, Node, Tape, _dependencies
+from ..tape import Argument, Branch, NestedCall, Node, Tape, dependencies
 from .fold import Fold, Row, iter_items
 
 __all__ = ["Entry", "DisplayGraph"]
@@ -97,7 +97,7 @@ class DisplayGraph:
                 srcs = n.source_nodes() if isinstance(n, Argument) else n.inputs
                 for s in srcs:
                     inputs[self.resolve(s)] = None
-                for s in _dependencies(n):
+                for s in dependencies(n):
                     deps[self.resolve(s)] = None
             for d in (inputs, deps):
                 d.pop(None, None)

@@ -11,8 +11,8 @@ import html as _html
 from pathlib import Path
 
 from ..tape import Node, PrimitiveCall, Tape
-from .dot import GraphvizNotFound, dot_source, svg_from_dot
-from .fold import Fold, Row, count, fold
+from .dot import GraphvizNotFound, dot_source, graph_items, svg_from_dot
+from .fold import Fold, Row, count
 from .graph import DisplayGraph
 from .labels import KIND_MARK, fn_label, has_value, op_text, value_sep
 from .values import abbrev, full_text
@@ -80,7 +80,7 @@ def tree_html(graph: DisplayGraph, open_levels: int = 2) -> str:
 
 def repr_html(tape: Tape, depth: int | None = 2, max_nodes: int | None = 300) -> str:
     """For notebooks: the graph as SVG (when Graphviz is installed) above the call tree."""
-    graph = DisplayGraph(tape, fold(tape, depth=depth, max_nodes=max_nodes))
+    graph = DisplayGraph(tape, graph_items(tape, depth, max_nodes))
     shown, folded = count(graph.items)
     try:
         svg = strip_xml_prolog(svg_from_dot(dot_source(graph)))
