@@ -8,7 +8,6 @@ adjoint: their gradient entry is None.
 from __future__ import annotations
 
 import functools
-import gc
 import inspect
 
 import numpy as np
@@ -50,9 +49,6 @@ def value_and_grad(f, argnums=0):
         sweep = Sweep(tape, wrt=binding.nodes_for(nums_n))
         sweep.run(tape, seed)
         grads = tuple(binding.gradient(sweep.adj, i) for i in nums_n)
-        arrays = sweep.arrays
-        del tape, sweep, binding
-        _release(arrays)
         return value, grads[0] if isinstance(argnums, int) else grads
 
     return value_and_gradient
@@ -88,16 +84,6 @@ def backward(tape: Tape, seed=1.0) -> dict:
 
 
 # -- helpers -----------------------------------------------------------------------------------
-def _release(arrays: bool) -> None:
-    """Free a finished run's arrays now. Tapes are reference cycles (nodes <-> tape), so
-    without a collection their intermediate arrays outlive the call and every later call
-    allocates fresh memory (3x slower numpy code in a loop). Collecting the youngest
-    generation is cheap; it is skipped for runs without array results."""
-    if arrays:
-        gc.collect(0)
-
-
-
 def _scalar_seed(value):
     if isinstance(value, (bool, int)) and not isinstance(value, float):
         raise TypeError(f"dcgraph.grad: the function returned an integer ({value!r}); "

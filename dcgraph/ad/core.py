@@ -35,7 +35,6 @@ class Sweep:
         self.wrt = wrt
         self._active: dict = {}
         self._versions: Versions | None = None
-        self.arrays = False     # did the general path see array results? (see api._release)
 
     # -- public helpers for rules ----------------------------------------------------------
     @property
@@ -218,10 +217,8 @@ class Sweep:
             rule.node(self, node, g)
             return
         ans = node.value
-        if type(ans) is ndarray:
-            self.arrays = True
-            if type(g) is Sparse:
-                g = dense_array(ans.shape, g, ans.dtype)
+        if type(g) is Sparse and type(ans) is ndarray:
+            g = dense_array(ans.shape, g, ans.dtype)
         args, kwargs = node.args, node.kwargs
         if kwargs and type(node.fn) is np.ufunc and ("out" in kwargs or "where" in kwargs):
             self.unsupported(node, g, "ufunc called with out= or where=")

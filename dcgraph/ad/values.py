@@ -17,7 +17,7 @@ import types
 import numpy as np
 
 __all__ = ["Sparse", "RESULT", "carries", "unbroadcast", "densify", "dense_array", "as_adjoint",
-           "zero_like", "add"]
+           "add"]
 
 ndarray = np.ndarray
 
@@ -25,8 +25,8 @@ ndarray = np.ndarray
 _NO_ADJOINT = frozenset({int, bool, str, bytes, type(None), range, slice, type,
                          types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                          types.MethodType, type(Ellipsis), np.dtype})
-SCALARS = frozenset({float, np.float64, np.float32, np.float16, np.longdouble, complex,
-                     np.complex128, np.complex64})
+# real scalars: the sweep's fast paths and ``wants`` treat them without activity checks
+SCALARS = frozenset({float, np.float64, np.float32, np.float16, np.longdouble})
 
 
 class _Result:
@@ -151,11 +151,6 @@ def unbroadcast(x, g):
     if isinstance(x, np.generic) or isinstance(x, (int, float, complex)):
         return g.sum()[()] if type(g) is ndarray else g
     return g
-
-
-def zero_like(value):
-    """The zero gradient of ``value`` in its own structure (None where nothing is carried)."""
-    return densify(value, None)
 
 
 def densify(value, adj):

@@ -52,6 +52,7 @@ class Structure:
         self.offsets: list[int] = []                # original bytecode offset of instr i
         self.handler_depths: dict = {}              # handler offset -> (depth, push_lasti)
         self.self_layout: set = set()               # calls whose callable has no NULL below
+        self.maybe_unbound: set = set()             # LOAD_FAST/DELETE_FAST that may raise
 
 
 def analyse(bytecode: Bytecode, code) -> Structure:
@@ -259,12 +260,17 @@ def _step(ins: Instr, i: int, locs: dict, stack: list, consumers: dict, jump: bo
     """Abstract effect of one instruction on definition sets (locals updated in place)."""
     name = ins.name
     if name == "LOAD_FAST":
-        stack.append(locs.get(ins.arg, _undef(ins.arg)))
+        defs = locs.get(ins.arg, _undef(ins.arg))
+        if ("undef", ins.arg) in defs:
+            s.maybe_unbound.add(i)
+        stack.append(defs)
         return stack
     if name == "STORE_FAST":
         locs[ins.arg] = stack.pop()
         return stack
     if name == "DELETE_FAST":
+        if ("undef", ins.arg) in locs.get(ins.arg, _undef(ins.arg)):
+            s.maybe_unbound.add(i)
         locs[ins.arg] = _undef(ins.arg)
         return stack
     if name == "COPY":

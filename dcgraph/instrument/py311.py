@@ -10,7 +10,8 @@ value     the instruction's result (top of stack after it)
 multi     a tuple of the several values it pushed (unpacking, ``with`` entry)
 cell      ``(cell, value)`` for a closure read, so reads of a cell find its writer
 store     the cell written (closure store)
-done      ``None``: a side effect (item/attribute store, ...) completed without raising
+done      ``None``: a side effect (item/attribute store, ...) completed without raising; also
+          after a load or delete of a local that may be unbound (it may raise)
 call      the callable (logged by the hook before the call), then the result
 ========  ==========================================================================
 """

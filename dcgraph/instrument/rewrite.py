@@ -123,6 +123,8 @@ def _plan(info: CodeInfo, s: Structure) -> None:
             info.callee_producer.add(i)
         elif ins.name == "LOAD_CONST":
             info.literals[i] = Constant(None, ins.arg)
+        elif i in s.maybe_unbound:
+            probe[i] = "done"            # may raise UnboundLocalError: log that it did not
     for i, ins in enumerate(s.instrs):
         if ins.name == "LOAD_GLOBAL" and probe[i] is not None:
             # ``module.f(...)`` / ``obj.method(...)``: the global only serves a callee load; a

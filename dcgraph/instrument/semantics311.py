@@ -64,6 +64,8 @@ def _nothing(f, ins, i):
 
 @handles("LOAD_FAST")
 def _load_fast(f, ins, i):
+    if i in f.s.maybe_unbound:
+        f.r.take()                      # absent: UnboundLocalError here
     node = f.locals.get(ins.arg)
     f.stack.append(node if node is not None else f.r.literal("<unbound>"))
 
@@ -75,6 +77,8 @@ def _store_fast(f, ins, i):
 
 @handles("DELETE_FAST")
 def _delete_fast(f, ins, i):
+    if i in f.s.maybe_unbound:
+        f.r.take()
     f.locals.pop(ins.arg, None)
 
 

@@ -622,3 +622,204 @@ def f(a, b):
 @pytest.mark.parametrize("source,args", FIXED, ids=[f"fixed{k}" for k in range(len(FIXED))])
 def test_fixed_program(source, args):
     check_program(source, args)
+
+
+# -- a fault in every kind of instruction, in every kind of frame position ---------------------
+#
+# Each fault is a statement (after its setup) that raises for ``a == 0``; each wrapper places it
+# at the root, in a callee (uncaught, caught by the caller, two frames down), caught in the same
+# frame, in a loop whose handler continues, under try/finally, in nested try blocks, in a with
+# block and in a callee called from an except handler. Traced and untraced outcomes must agree
+# (BaseException included), the tape must lint, a root that raised must end in Raise (the
+# exception), and a callee ``g`` that raised must have a child tape ending in Raise.
+
+FAULTS = {
+    "unbound_local": ("if a > 100:\n    u = 1", "x = u"),
+    "unbound_local_aug": ("if a > 100:\n    u = 1", "u += 1\nx = u"),
+    "walrus_unbound": ("", "x = (u := u)"),
+    "del_fast_unbound": ("if a > 100:\n    u = 1", "del u\nx = 0"),
+    "name_error": ("", "x = undefined_name_zz"),
+    "unbound_free": ("def g2():\n    return c\nx0 = g2()\nc = 1", "x = x0"),
+    "unbound_cell_own": ("def g2():\n    return c", "x = c\nc = 1"),
+    "global_unbound_aug": ("", "global zz_g2\nzz_g2 += 1\nx = 0"),
+    "del_global_unbound": ("", "global zz_undefined\ndel zz_undefined\nx = 0"),
+    "attribute": ("", "x = a.nope"),
+    "method_missing": ("", "x = a.nope()"),
+    "method_raises": ("", "x = 'abc'.index('z')"),
+    "method_bad_kwarg": ("", "x = 'a,b'.split(sepp=',')"),
+    "binary_op": ("", "x = a + 's'"),
+    "zero_division": ("", "x = a // (a - a)"),
+    "inplace_op": ("x = [a]", "x += a"),
+    "subscript_index": ("", "x = [1][a + 5]"),
+    "subscript_key": ("", "x = {}[a]"),
+    "subscript_custom": ("", "x = Bad()[a]"),
+    "store_subscript": ("l = []", "l[a] = 1\nx = l"),
+    "store_slice": ("", "x = 's'\nx[0:1] = a"),
+    "delete_subscript": ("", "del {}[a]\nx = 0"),
+    "store_attr": ("", "a.x = 1\nx = a"),
+    "unpack_sequence": ("", "x, y = [a]"),
+    "unpack_ex": ("", "x, *y, z = [a]"),
+    "compare": ("", "x = a < 's'"),
+    "compare_folded": ("x = 0", "if a < 's':\n    x = 1"),
+    "compare_chained": ("", "x = 1 < a < 's' or -1 < a < 's'"),
+    "contains": ("", "x = a in 5"),
+    "contains_folded": ("x = 0", "if a in 5:\n    x = 1"),
+    "get_iter": ("x = 0", "for i in a:\n    x = i"),
+    "for_iter": ("x = 0\ndef gen():\n    yield 1\n    raise KeyError('it')",
+                 "for i in gen():\n    x = i"),
+    "format_value": ("", "x = f'{a:q}'"),
+    "build_map": ("", "x = {[a]: 1}"),
+    "build_set": ("", "x = {[a]}"),
+    "list_extend": ("", "x = [*a]"),
+    "dict_merge": ("", "x = {**a}"),
+    "not_callable": ("", "x = a()"),
+    "call_arity": ("", "x = len(a, a)"),
+    "call_kw_names": ("", "x = int('1', bse=2)"),
+    "call_function_ex": ("", "x = len(*a)"),
+    "call_function_ex_kw": ("def h(**k):\n    return k", "x = h(**a)"),
+    "call_star_missing": ("def h(p, q):\n    return p", "x = h(*[a])"),
+    "lambda_call": ("", "x = (lambda q: q.nope)(a)"),
+    "default_arg_eval": ("def g2(q=[][a]):\n    return q", "x = g2()"),
+    "import_name": ("", "import nonexistent_mod_zz\nx = 0"),
+    "import_from": ("", "from os import nope_zz\nx = nope_zz"),
+    "raise_stmt": ("", "raise ValueError(a)"),
+    "raise_from": ("", "raise ValueError(a) from KeyError('cause')"),
+    "bare_raise": ("", "raise"),
+    "assert_stmt": ("", "assert a < 0, a\nx = 0"),
+    "unary": ("", "x = -'s' if a else ~1.5"),
+    "bool_raises": ("x = 0", "if Bad():\n    x = 1"),
+    "not_bool_raises": ("", "x = not Bad()"),
+    "and_bool_raises": ("", "x = Bad() and a"),
+    "while_bool_raises": ("x = 0", "while Bad():\n    x += 1"),
+    "property_raises": ("", "x = Bad().prop"),
+    "deep_recursive_method": ("", "x = Bad().rec(0)"),
+    "comprehension": ("", "x = [1 // (i - i) for i in range(2)]"),
+    "comprehension_nested": ("", "x = {i: [j // i for j in range(2)] for i in range(2)}"),
+    "generator_expression": ("", "x = sum(1 // (i - i) for i in range(2))"),
+    "with_not_context_manager": ("", "with a:\n    x = 1"),
+    "with_body_raises": ("x = 0", "with CM():\n    x = 1 // (a - a)"),
+    "with_exit_raises": ("x = 0", "with CM(fail=True):\n    x = 1"),
+    "raise_in_handler": ("", "try:\n    x = 1 // (a - a)\nexcept ZeroDivisionError:\n"
+                             "    x = [][a]"),
+    "raise_in_finally": ("", "try:\n    x = 1\nfinally:\n    y = [][a]"),
+    "primitive_callback": ("", "x = sorted([3, 1], key=lambda v: 1 // (v - v))"),
+    "stop_iteration": ("", "x = next(iter([]))"),
+    "system_exit": ("", "raise SystemExit(a)"),
+    "keyboard_interrupt": ("", "raise KeyboardInterrupt('k')"),
+    "class_body": ("", "class Q:\n    y = 1 // (a - a)\nx = Q"),
+    "del_deref_unbound": ("def g2():\n    return c\nif a > 100:\n    c = 1", "del c\nx = 0"),
+    "bad_except_class": ("", "try:\n    x = 1 // (a - a)\nexcept 5:\n    x = 0"),
+    "except_star": ("", "try:\n    raise ExceptionGroup('g', [KeyError(a)])\n"
+                        "except* ValueError:\n    x = 0"),
+    "match_class": ("", "match a:\n    case int(1, 2):\n        x = 1\n    case _:\n"
+                        "        x = [][a]"),
+    "with_exit_raises_during_exception": ("x = 0", "with CM(fail=True):\n    x = 1 // (a - a)"),
+    "python_call_bad_kwarg": ("def h(p):\n    return p", "x = h(zz=1)"),
+    "python_call_missing_arg": ("def h(p):\n    return p", "x = h()"),
+    "python_method_bad_args": ("", "x = Bad().rec()"),
+    "format_str_raises": ("", "x = f'{Bad()!s:>{a}}' + str(a)"),
+    "exception_group_uncaught": ("", "raise ExceptionGroup('g', [KeyError(a)])"),
+}
+
+FAULT_PRELUDE = """\
+class Bad:
+    def __bool__(self):
+        raise ValueError('bool')
+
+    @property
+    def prop(self):
+        raise AttributeError('prop')
+
+    def __getitem__(self, k):
+        raise LookupError('getitem %r' % (k,))
+
+    def rec(self, n):
+        return self.rec(n + 1) if n < 40 else [][n]
+
+    def __str__(self):
+        raise RuntimeError('str')
+
+
+class CM:
+    def __init__(self, fail=False):
+        self.fail = fail
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.fail:
+            raise OSError('exit')
+        return False
+
+"""
+
+CATCH = "('caught', type(e).__name__, str(e))"
+WRAPPERS = {
+    "root": "def f(a):\n{s4}    return x\n",
+    "callee": "def g(a):\n{s4}    return x\n\ndef f(a):\n    return g(a)\n",
+    "callee_caught": ("def g(a):\n{s4}    return x\n\ndef f(a):\n    try:\n        return g(a)\n"
+                      f"    except BaseException as e:\n        return {CATCH}\n"),
+    "callee_deep": ("def g(a):\n{s4}    return x\n\ndef m(a):\n    return [g(a)]\n\n"
+                    "def f(a):\n    try:\n        return m(a)\n"
+                    f"    except BaseException as e:\n        return {CATCH}\n"),
+    "caught": f"def f(a):\n    try:\n{{s8}}    except BaseException as e:\n        return {CATCH}\n"
+              "    return x\n",
+    "loop_continue": ("def f(a):\n    n = 0\n    for k in range(3):\n        try:\n{s12}"
+                      "        except BaseException as e:\n            n += 1\n            continue\n"
+                      "        n -= 100\n    return n\n"),
+    "try_finally": ("def f(a):\n    log = []\n    try:\n        try:\n{s12}        finally:\n"
+                    "            log.append(1)\n    except BaseException as e:\n"
+                    f"        return {CATCH[:-1]}, log)\n    return x\n"),
+    "nested_try": ("def f(a):\n    try:\n        try:\n{s12}        except (OSError, ImportError):\n"
+                   "            return 'inner'\n"
+                   f"    except BaseException as e:\n        return {CATCH}\n    return x\n"),
+    "with_block": ("def f(a):\n    try:\n        with CM():\n{s12}"
+                   f"    except BaseException as e:\n        return {CATCH}\n    return x\n"),
+    "callee_in_handler": ("def g(a):\n{s4}    return x\n\ndef f(a):\n    try:\n        1 / a\n"
+                          "    except ZeroDivisionError:\n        try:\n            return g(a)\n"
+                          f"        except BaseException as e:\n            return {CATCH}\n"),
+}
+
+
+def fault_program(fault, wrapper):
+    setup, stmt = FAULTS[fault]
+    body = (setup + "\n" if setup else "") + stmt + "\n"
+    fills = {f"s{n}": "".join(" " * n + line + "\n" for line in body.splitlines())
+             for n in (4, 8, 12)}
+    return FAULT_PRELUDE + WRAPPERS[wrapper].format(**fills)
+
+
+def base_outcome(fn, args):
+    try:
+        return ("value", repr(fn(*args)))
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
+        return ("raised", type(exc), str(exc))
+
+
+@pytest.mark.parametrize("wrapper", list(WRAPPERS))
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_fault_matrix(fault, wrapper):
+    source = fault_program(fault, wrapper)
+    fn, _ = compile_program(source)
+    expected = base_outcome(fn, (0,))
+    for run in range(RUNS):
+        try:
+            result, tape = dcgraph.track(fn, 0)
+            got, value = ("value", repr(result)), result
+        except BaseException as exc:  # noqa: BLE001
+            assert hasattr(exc, "tape"), f"{type(exc).__name__} propagated without a tape"
+            got, tape, value = ("raised", type(exc), str(exc)), exc.tape, exc
+        assert got == expected, f"traced run {run}: {got!r} != untraced {expected!r}\n{source}"
+    tape.lint()
+    end = tape.nodes[-1]
+    if expected[0] == "raised":
+        assert isinstance(end, Raise) and end.value is value, \
+            f"the root raised {expected[1].__name__} but its tape ends with {end!r}"
+    else:
+        assert isinstance(end, Return) and end.value is value, f"root tape ends with {end!r}"
+    for node in tape.walk():
+        if isinstance(node, NestedCall) and getattr(node.fn, "__name__", None) == "g":
+            last = node.child.nodes[-1]
+            assert isinstance(last, Raise), f"g raised but its tape ends with {last!r}"
+    assert base_outcome(fn, (0,)) == expected, "instrumented code leaked into a plain call"
