@@ -16,6 +16,10 @@ _LAZY = {
     "conditional": "dcgraph.analysis",
     "RandomContext": "dcgraph.analysis",
     "register_random": "dcgraph.random_primitives",
+    "grad": "dcgraph.ad",
+    "value_and_grad": "dcgraph.ad",
+    "vjp": "dcgraph.ad",
+    "check_grads": "dcgraph.ad",
 }
 
 __all__ = ["track", "Tape", "Context", "DepthLimitContext", "Node", "Argument", "Constant",

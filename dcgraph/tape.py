@@ -397,6 +397,12 @@ class Tape:
         from .printing import format_tape
         return format_tape(self)
 
+    def backward(self, seed=1.0) -> dict:
+        """Reverse sweep from the returned value with adjoint ``seed``: adjoints go to
+        ``node.meta["adjoint"]``; returns {argument name: gradient} (``dcgraph.ad.backward``)."""
+        from .ad import backward
+        return backward(self, seed)
+
     # -- views (dcgraph.views) -----------------------------------------------------------------
     def show(self, depth=2, values=True, max_nodes=2000, file=None, width=None, color=None) -> None:
         """Print a ``rich`` tree: kinds coloured, calls nested to ``depth``, loops folded."""

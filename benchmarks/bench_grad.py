@@ -1,0 +1,265 @@
+"""Cost of ``dcgraph.grad(f)`` relative to calling ``f``, beside autograd, jax and torch.
+
+Run:  .venv/bin/python benchmarks/bench_grad.py [--rounds N]
+
+Three cases: a scalar loop with ``math.sin`` (200 iterations), a Rats-style hierarchical log
+density written with scalar loops (30 x 5), and logistic regression on 20000 x 10 arrays.
+Every method of every case is timed in interleaved rounds (numpy timings depend on allocation
+patterns, and the machine may be shared), each round a small batch of calls; the figure is the
+minimum over rounds of the mean time per call. For dcgraph the total is split into recording
+(running f instrumented), tape building (the replay of the event log, lazy on first access),
+and the backward sweep. autograd, ``jax.grad`` (eager, float64) and torch (``backward``) are
+measured when installed and skipped otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import sys
+import time
+
+import numpy as np
+from scipy import special
+
+import dcgraph
+from dcgraph import ad
+from dcgraph.ad.core import Sweep
+
+
+# -- the three functions, plain Python / numpy ------------------------------------------------
+def sin_loop(x):
+    s = 0.0
+    for i in range(200):
+        s = s + math.sin(x * i)
+    return s
+
+
+XS = [8.0, 15.0, 22.0, 29.0, 36.0]
+
+
+def rats_logp(alpha, beta, mu_a, mu_b, sig_a, sig_b, sig_y, y):
+    lp = 0.0
+    for i in range(len(y)):
+        za = (alpha[i] - mu_a) / sig_a
+        zb = (beta[i] - mu_b) / sig_b
+        lp += -0.5 * za * za - math.log(sig_a) - 0.5 * zb * zb - math.log(sig_b)
+        for j in range(5):
+            r = (y[i][j] - alpha[i] - beta[i] * (XS[j] - 22.0)) / sig_y
+            lp += -0.5 * r * r - math.log(sig_y)
+    return lp
+
+
+def logistic(w, X, y):
+    p = special.expit(X @ w)
+    return np.sum(y * np.log(p) + (1 - y) * np.log1p(-p))
+
+
+def make_data():
+    rng = np.random.default_rng(0)
+    alpha = list(rng.normal(240, 10, size=30))
+    beta = list(rng.normal(6, 0.5, size=30))
+    y = [[a + b * (x - 22.0) + rng.normal(0, 6) for x in XS] for a, b in zip(alpha, beta)]
+    rats = (alpha, beta, 241.0, 6.2, 11.0, 0.6, 5.5, y)
+    X = rng.normal(size=(20000, 10))
+    w = rng.normal(size=10) * 0.1
+    yy = (rng.uniform(size=20000) < special.expit(X @ w)).astype(float)
+    return {"sin": (0.3,), "rats": rats, "logistic": (w, X, yy)}
+
+
+# -- other frameworks (each returns {case: callable(args) -> gradient} or None) ---------------
+def autograd_methods():
+    try:
+        import autograd
+        import autograd.numpy as anp
+        from autograd.scipy import special as asp
+    except ImportError:
+        return None
+
+    def a_sin(x):
+        s = 0.0
+        for i in range(200):
+            s = s + anp.sin(x * i)
+        return s
+
+    def a_rats(alpha, beta, mu_a, mu_b, sig_a, sig_b, sig_y, y):
+        lp = 0.0
+        for i in range(len(y)):
+            za = (alpha[i] - mu_a) / sig_a
+            zb = (beta[i] - mu_b) / sig_b
+            lp = lp + (-0.5 * za * za - anp.log(sig_a) - 0.5 * zb * zb - anp.log(sig_b))
+            for j in range(5):
+                r = (y[i][j] - alpha[i] - beta[i] * (XS[j] - 22.0)) / sig_y
+                lp = lp + (-0.5 * r * r - anp.log(sig_y))
+        return lp
+
+    def a_logistic(w, X, y):
+        p = asp.expit(anp.dot(X, w))
+        return anp.sum(y * anp.log(p) + (1 - y) * anp.log1p(-p))
+
+    g_sin, g_rats, g_log = (autograd.grad(a_sin), autograd.grad(a_rats, 0),
+                            autograd.grad(a_logistic))
+    return {"sin": g_sin, "rats": g_rats, "logistic": g_log}
+
+
+def jax_methods():
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+
+    def j_sin(x):
+        s = 0.0
+        for i in range(200):
+            s = s + jnp.sin(x * i)
+        return s
+
+    def j_rats(alpha, beta, mu_a, mu_b, sig_a, sig_b, sig_y, y):
+        lp = 0.0
+        for i in range(len(y)):
+            za = (alpha[i] - mu_a) / sig_a
+            zb = (beta[i] - mu_b) / sig_b
+            lp = lp + (-0.5 * za * za - jnp.log(sig_a) - 0.5 * zb * zb - jnp.log(sig_b))
+            for j in range(5):
+                r = (y[i][j] - alpha[i] - beta[i] * (XS[j] - 22.0)) / sig_y
+                lp = lp + (-0.5 * r * r - jnp.log(sig_y))
+        return lp
+
+    def j_logistic(w, X, y):
+        p = jax.nn.sigmoid(X @ w)
+        return jnp.sum(y * jnp.log(p) + (1 - y) * jnp.log1p(-p))
+
+    with jax.disable_jit():
+        g_sin, g_rats, g_log = jax.grad(j_sin), jax.grad(j_rats, 0), jax.grad(j_logistic)
+
+    def eager(g):
+        def run(*args):
+            with jax.disable_jit():
+                return g(*args)
+        return run
+    return {"sin": eager(g_sin), "rats": eager(g_rats), "logistic": eager(g_log)}
+
+
+def torch_methods():
+    try:
+        import torch
+    except ImportError:
+        return None
+
+    def t_sin(x):
+        x = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        s = torch.zeros((), dtype=torch.float64)
+        for i in range(200):
+            s = s + torch.sin(x * i)
+        s.backward()
+        return x.grad
+
+    def t_rats(alpha, beta, mu_a, mu_b, sig_a, sig_b, sig_y, y):
+        a = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in alpha]
+        lp = torch.zeros((), dtype=torch.float64)
+        for i in range(len(y)):
+            za = (a[i] - mu_a) / sig_a
+            zb = (beta[i] - mu_b) / sig_b
+            lp = lp + (-0.5 * za * za - math.log(sig_a) - 0.5 * zb * zb - math.log(sig_b))
+            for j in range(5):
+                r = (y[i][j] - a[i] - beta[i] * (XS[j] - 22.0)) / sig_y
+                lp = lp + (-0.5 * r * r - math.log(sig_y))
+        lp.backward()
+        return [v.grad for v in a]
+
+    def t_logistic(w, X, y):
+        wt = torch.tensor(w, requires_grad=True)
+        Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
+        p = torch.sigmoid(Xt @ wt)
+        (yt * torch.log(p) + (1 - yt) * torch.log1p(-p)).sum().backward()
+        return wt.grad
+    return {"sin": t_sin, "rats": t_rats, "logistic": t_logistic}
+
+
+# -- timing -----------------------------------------------------------------------------------
+PLAIN = {"sin": sin_loop, "rats": rats_logp, "logistic": logistic}
+BATCH = {"sin": 20, "rats": 5, "logistic": 5}
+
+
+def dcgraph_parts(case):
+    f = PLAIN[case]
+
+    def record(*args):
+        return dcgraph.track(f, *args)
+
+    def build(*args):
+        _, tape = dcgraph.track(f, *args)
+        return tape.nodes
+
+    def full(*args):
+        return ad.grad(f)(*args)
+    return {"dcgraph.grad": full, "  record (track)": record, "  record+build tape": build}
+
+
+def sweep_only(case, args):
+    """A callable timing only the backward sweep over an already built tape."""
+    f = PLAIN[case]
+    _, tape = dcgraph.track(f, *args)
+    tape.nodes
+    wrt = {tape.arguments[0]}
+
+    def sweep(*_):
+        Sweep(tape, wrt=wrt).run(tape, 1.0)
+    return sweep
+
+
+def measure(rounds: int):
+    data = make_data()
+    others = {"autograd.grad": autograd_methods(), "jax.grad (eager)": jax_methods(),
+              "torch backward": torch_methods()}
+    results = {}
+    for case, args in data.items():
+        methods = {"f": PLAIN[case]}
+        methods.update(dcgraph_parts(case))
+        methods["  backward sweep"] = sweep_only(case, args)
+        for name, table in others.items():
+            if table is not None:
+                methods[name] = table[case]
+        for fn in methods.values():          # warm up (code caches, jax dispatch)
+            fn(*args)
+        best = {name: math.inf for name in methods}
+        for _ in range(rounds):
+            for name, fn in methods.items():
+                n = BATCH[case] if name != "jax.grad (eager)" and name != "autograd.grad" \
+                    else max(1, BATCH[case] // 5)
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    fn(*args)
+                best[name] = min(best[name], (time.perf_counter() - t0) / n)
+        results[case] = (best, {k: v is None for k, v in others.items()})
+    return results
+
+
+def report(results, rounds):
+    print(f"dcgraph.grad vs f  (python {platform.python_version()}, numpy {np.__version__}, "
+          f"{rounds} interleaved rounds, min per call)")
+    titles = {"sin": "scalar loop, math.sin x 200", "rats": "Rats-style scalar loops, 30 x 5",
+              "logistic": "logistic regression, 20000 x 10"}
+    for case, (best, missing) in results.items():
+        base = best["f"]
+        print(f"\n{titles[case]}: f = {base * 1e6:.1f} us")
+        for name, t in best.items():
+            if name == "f":
+                continue
+            print(f"  {name:<24} {t * 1e6:>12.1f} us  {t / base:>9.1f} x f")
+        for name, absent in missing.items():
+            if absent:
+                print(f"  {name:<24} {'not installed':>12}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=15)
+    args = p.parse_args(argv)
+    report(measure(args.rounds), args.rounds)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
