@@ -12,7 +12,8 @@ import operator
 __all__ = ["build_tuple", "build_list", "build_set", "build_dict", "build_const_key_dict",
            "build_string", "format_value", "next_item", "not_contains", "make_function",
            "enter_context", "exit_context", "match_mapping", "match_sequence", "match_keys",
-           "match_class", "call_result", "unpack_star", "MUTATED_ARGUMENT", "mutated_argument"]
+           "match_class", "call_result", "unpack_star", "view_of", "write_through_view",
+           "view_positions", "MUTATED_ARGUMENT", "mutated_argument"]
 
 
 def build_tuple(*items):
@@ -101,6 +102,38 @@ def call_result(mutation):
     return mutation.result
 
 
+def view_of(base, positions):
+    """The elements of ``base`` at flat ``positions`` (an index array shaped like the view):
+    a view's contents after its base was written through another object."""
+    return base.reshape(-1)[positions]
+
+
+def write_through_view(base, view, positions):
+    """``base`` after its elements at flat ``positions`` were written through ``view``."""
+    out = base.copy()
+    out.reshape(-1)[positions] = view
+    return out
+
+
+def view_positions(view, base):
+    """Flat positions in C-contiguous ``base`` of the elements of ``view`` (an index array
+    shaped like ``view``), or None when they cannot be derived from strides."""
+    import numpy as np
+    if not base.flags.c_contiguous or view.itemsize != base.itemsize:
+        return None
+    item = base.itemsize
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if offset % item or any(st % item for st in view.strides):
+        return None
+    flat = np.arange(base.size)
+    start = offset // item
+    if not 0 <= start < max(base.size, 1):
+        return None
+    strides = tuple(st // item * flat.itemsize for st in view.strides)
+    positions = np.lib.stride_tricks.as_strided(flat[start:], shape=view.shape, strides=strides)
+    return positions.copy()
+
+
 def unpack_star(sequence, before: int, after: int):
     """The starred part of ``a, *b, c = sequence``."""
     items = list(sequence)
@@ -137,7 +170,8 @@ def mutated_argument(fn) -> int | None:
 
 def _numpy_mutated_argument(fn) -> int | None:
     import numpy as np
-    if fn in (np.ndarray.fill, np.ndarray.sort, np.ndarray.resize, np.ndarray.put):
+    if fn in (np.ndarray.fill, np.ndarray.sort, np.ndarray.resize, np.ndarray.put, np.copyto,
+              np.put, np.place, np.putmask):
         return 0
     if fn is np.random.Generator.shuffle:
         return 1          # rng.shuffle(x): argument 0 is the generator

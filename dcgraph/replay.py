@@ -19,7 +19,12 @@ from .instrument.semantics311 import Folded, Placeholder
 from .recorder import MARK_TYPES, EntryMark, Missing
 from .tape import (Argument, Branch, Constant, Location, NestedCall, Node, Phi, PrimitiveCall,
                    Raise, Return, Tape)
+import numpy as np
+
 from . import ops
+from .aliasing import ArrayAliasing
+
+ndarray = np.ndarray
 
 __all__ = ["Replay", "ReplayError"]
 
@@ -41,6 +46,7 @@ class Replay:
         self.writers: dict = {}        # id(cell) or (filename, name) -> node last stored there
         self.pending_raises: list = []
         self.int_literals: dict = {}
+        self.aliasing = ArrayAliasing()
 
     # -- events ------------------------------------------------------------------------------
     def take(self):
@@ -75,6 +81,10 @@ class Replay:
             c = self.int_literals[key] = Constant(None, value)
         return c
 
+    def literal_array(self, value) -> Constant:
+        """A literal made up by the replay that is not shared (an index array)."""
+        return Constant(None, value)
+
     def finish(self, tape: Tape):
         self.exception_caught(self.final_exc)
         if self.pos != len(self.log):
@@ -87,6 +97,20 @@ class Replay:
             if v is not None and v.value is node.value:
                 return v
         return node
+
+
+def _mutated_node(fn, args, kwargs):
+    """The argument node a call of ``fn`` mutates in place, if any (a ufunc's ``out=`` too)."""
+    k = ops.mutated_argument(fn)
+    if k is not None and k < len(args):
+        target = args[k]
+    elif kwargs and "out" in kwargs and type(fn) is np.ufunc:
+        target = kwargs["out"]
+    else:
+        return None
+    if isinstance(target, Constant) and target.tape is None:
+        return None                      # a literal is never a container we track
+    return target if isinstance(target, Node) else None
 
 
 class Frame:
@@ -115,11 +139,21 @@ class Frame:
         if versions:
             v = versions.get(id(getattr(n, "value", None)))
             if v is not None and v.value is n.value:
-                return v
+                n = v
+            aliasing = self.r.aliasing
+            if aliasing.writes and type(getattr(n, "value", None)) is ndarray:
+                n = aliasing.refresh(n, self)
         return n
 
     def add(self, node: Node) -> Node:
-        return self.tape.append(node)
+        self.tape.append(node)
+        if self.r.aliasing.writes and type(node.value) is ndarray:
+            self.r.aliasing.noted(node)
+        return node
+
+    def derived(self, fn, args, value) -> Node:
+        """A node the replay adds to make a dependency explicit (aliased memory)."""
+        return self.add(PrimitiveCall(fn, args, None, value, None))
 
     def call(self, fn, args, value, i: int, mutated: int | None = None, method=False) -> Node:
         node = PrimitiveCall(fn, args, None, value, self.ops[i].loc, method=method)
@@ -127,13 +161,18 @@ class Frame:
         node.tape, node.index = self.tape, len(nodes)
         nodes.append(node)
         if mutated is not None:
-            self.mutation(node, mutated)
+            self.mutation(node, args[mutated])
+        elif self.r.aliasing.writes and type(value) is ndarray:
+            self.r.aliasing.noted(node)
         return node
 
-    def mutation(self, node: PrimitiveCall, k: int) -> None:
-        container = node.args[k].value
+    def mutation(self, node: PrimitiveCall, target: Node) -> None:
+        """``node`` mutated the container ``target`` holds: it becomes its latest version."""
+        container = target.value
         node.mutates, node.result, node.value = container, node.value, container
         self.r.versions[id(container)] = node
+        if type(container) is ndarray:
+            self.r.aliasing.written(node, container)
 
     def constant(self, name, value, i: int | None) -> Constant:
         return self.add(Constant(name, value, self.loc(i) if i is not None else None))
@@ -267,9 +306,9 @@ class Frame:
             return
         value = self.r.take()
         node = self.add(PrimitiveCall(fn, args, kwargs, value, self.loc(i), fn_node, method))
-        k = ops.mutated_argument(fn)
-        if k is not None and k < len(args) and not isinstance(args[k], Constant):
-            self.mutation(node, k)
+        target = _mutated_node(fn, args, kwargs)
+        if target is not None:
+            self.mutation(node, target)
             if value is not None and value is not node.value:
                 self.stack.append(self.call(ops.call_result, (node,), value, i))
             else:

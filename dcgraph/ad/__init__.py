@@ -13,7 +13,7 @@ shows that list. A primitive the gradient depends on without a rule raises
 ``MissingRuleError`` naming it and the line that called it.
 """
 from . import (rules_containers, rules_iteration, rules_linalg, rules_math,  # noqa: F401
-               rules_methods, rules_numpy, rules_numpy_shape, rules_operator)
+               rules_memory, rules_methods, rules_numpy, rules_numpy_shape, rules_operator)
 from .api import backward, grad, value_and_grad, vjp
 from .check import GradCheck, GradientCheckError, check_grads
 from .core import Sweep

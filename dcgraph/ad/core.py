@@ -24,6 +24,11 @@ _FAST = SCALARS | {int, bool}
 ndarray = np.ndarray
 
 
+def _writes_out(node) -> bool:
+    """A ufunc that wrote its result into ``out=``: pulled back like the plain call."""
+    return type(node.fn) is np.ufunc and "out" in node.kwargs
+
+
 class Sweep:
     """One backward pass. ``wrt`` is the set of root ``Argument`` nodes being differentiated
     (None: every root argument); nodes that depend on none of them get no adjoints pulled back
@@ -192,7 +197,7 @@ class Sweep:
                             continue
                 if type(g) is Sparse and not rule.sparse and type(node.value) is ndarray:
                     g = dense_array(node.value.shape, g, node.value.dtype)
-                if node.mutates is not None:
+                if node.mutates is not None and not _writes_out(node):
                     if rule.inplace is None:
                         self.missing(node, g)
                     else:
@@ -220,8 +225,8 @@ class Sweep:
         if type(g) is Sparse and type(ans) is ndarray:
             g = dense_array(ans.shape, g, ans.dtype)
         args, kwargs = node.args, node.kwargs
-        if kwargs and type(node.fn) is np.ufunc and ("out" in kwargs or "where" in kwargs):
-            self.unsupported(node, g, "ufunc called with out= or where=")
+        if kwargs and type(node.fn) is np.ufunc and "where" in kwargs:
+            self.unsupported(node, g, "ufunc called with where=")
             return
         vjps = rule.vjps
         vals = None
@@ -233,6 +238,8 @@ class Sweep:
                 vals, kw = self._values(node)
             self.add(a, f(g, ans, *vals, **kw))
         for name, a in kwargs.items():
+            if name == "out" and type(node.fn) is np.ufunc:
+                continue                 # overwritten: its earlier contents get no adjoint
             i = rule.index(name)
             f = vjps[i] if i is not None and i < len(vjps) else None
             if f is None:

@@ -36,9 +36,13 @@ def when(node) -> tuple:
     return key + (_LATE,) if type(node) is NestedCall else key
 
 
-def _mutated_index(node) -> int:
+def _mutated_target(node):
+    """The argument node ``node`` mutated: by the primitive's table, a ufunc's ``out=``, or
+    argument 0."""
     k = mutated_argument(node.fn)
-    return 0 if k is None else k
+    if k is None and type(node.fn) is np.ufunc and "out" in node.kwargs:
+        return node.kwargs["out"]
+    return node.args[0 if k is None else k]
 
 
 _APPEND_LIKE = {list.append: 1, list.insert: 1, list.pop: -1, list.remove: -1,
@@ -140,13 +144,14 @@ class Versions:
     def _rebuild(self, chain, k: int, node):
         """Re-run the memory's creation and its first ``k`` mutations on a private copy;
         returns the private copy of the root container (views are re-derived from it)."""
-        origin = self._root_node(chain[0].args[_mutated_index(chain[0])])
+        origin = self._root_node(_mutated_target(chain[0]))
         state = _copy(self._origin_value(origin, node))
         for m in chain[:k]:
-            idx = _mutated_index(m)
-            args = [self._alias(a, state, chain) if i == idx else self.value_at(a)
-                    for i, a in enumerate(m.args)]
-            kwargs = {name: self.value_at(a) for name, a in m.kwargs.items()}
+            target = _mutated_target(m)
+            args = [self._alias(a, state, chain) if a is target else self.value_at(a)
+                    for a in m.args]
+            kwargs = {name: self._alias(a, state, chain) if a is target else self.value_at(a)
+                      for name, a in m.kwargs.items()}
             m.fn(*args, **kwargs)
         return state
 
@@ -181,7 +186,7 @@ class Versions:
             v = d.value
             if not (type(v) is np.ndarray and v.base is not None):
                 if type(d) is PrimitiveCall and d.mutates is not None:
-                    d = d.args[_mutated_index(d)]
+                    d = _mutated_target(d)
                     continue
                 return d
             d = self._producer(d, key)
@@ -191,7 +196,7 @@ class Versions:
         """Step from a view's node to the node of the array it views (same memory)."""
         d = _unwrap(d)
         if type(d) is PrimitiveCall and d.mutates is not None:
-            return d.args[_mutated_index(d)]
+            return _mutated_target(d)
         if type(d) is PrimitiveCall:
             for a in d.args:
                 if isinstance(a.value, np.ndarray) and memory_key(a.value) == key:
@@ -208,7 +213,7 @@ class Versions:
         key = memory_key(v)
         d = _unwrap(d)
         while type(d) is PrimitiveCall and d.mutates is not None and d.mutates is v:
-            d = _unwrap(d.args[_mutated_index(d)])
+            d = _unwrap(_mutated_target(d))
         if type(d) is not PrimitiveCall:
             raise StaleValueError(f"dcgraph.ad: cannot rebuild the view at {d.loc}")
         args = [self._alias(a, state, chain) if isinstance(a.value, np.ndarray)
