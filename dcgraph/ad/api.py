@@ -4,6 +4,11 @@
 Arguments may be floats, numpy arrays, and nested lists/tuples/dicts of them; gradients come
 back in the same structure. Integer and boolean leaves (and other non-numeric values) carry no
 adjoint: their gradient entry is None.
+
+``grad``/``value_and_grad`` compile a path once calls with the same argument structure keep
+tracing it (``compiled``): later calls run straight-line code and trace again only when a
+guard fails, with the same results. The returned function's ``compiled`` attribute is its
+``GradientCache`` (``enabled``, ``reason``, ``stats``).
 """
 from __future__ import annotations
 
@@ -14,10 +19,11 @@ import numpy as np
 
 from ..tape import PrimitiveCall, Tape
 from ..track import track
+from .compiled import GuardFailed, NotCompilable, compile_gradient, structure_key
 from .core import Sweep
 from .values import Sparse, carries, densify
 
-__all__ = ["grad", "value_and_grad", "vjp", "backward"]
+__all__ = ["grad", "value_and_grad", "vjp", "backward", "GradientCache"]
 
 
 def grad(f, argnums=0):
@@ -29,11 +35,13 @@ def grad(f, argnums=0):
     def gradient(*args, **kwargs):
         return vg(*args, **kwargs)[1]
 
+    gradient.compiled = vg.compiled
     return gradient
 
 
 def value_and_grad(f, argnums=0):
     """``value_and_grad(f, argnums=0)(*args, **kwargs) -> (f(*args, **kwargs), gradient)``."""
+    cache = GradientCache(f)
 
     @functools.wraps(f)
     def value_and_gradient(*args, **kwargs):
@@ -43,14 +51,23 @@ def value_and_grad(f, argnums=0):
                 raise ValueError(f"dcgraph.grad: argnums {i} out of range for {len(args)} "
                                  f"positional arguments")
         nums_n = tuple(i % len(args) for i in nums)
-        value, tape = track(f, *args, **kwargs)
-        seed = _scalar_seed(value)
-        binding = _Binding(f, tape, args, kwargs)
-        sweep = Sweep(tape, wrt=binding.nodes_for(nums_n))
-        sweep.run(tape, seed)
-        grads = tuple(binding.gradient(sweep.adj, i) for i in nums_n)
+        key = cache.key(args, kwargs)
+        hit = cache.run(key, args, kwargs)
+        if hit is not None:
+            value, adj, binding = hit
+        else:
+            value, tape = track(f, *args, **kwargs)
+            seed = _scalar_seed(value)
+            binding = _Binding(f, tape, args, kwargs)
+            wrt = binding.nodes_for(nums_n)
+            sweep = Sweep(tape, wrt=wrt)
+            sweep.run(tape, seed)
+            adj = sweep.adj
+            cache.learn(key, tape, args, kwargs, wrt, binding, _scalar_seed)
+        grads = tuple(binding.gradient(adj, i, args) for i in nums_n)
         return value, grads[0] if isinstance(argnums, int) else grads
 
+    value_and_gradient.compiled = cache
     return value_and_gradient
 
 
@@ -140,12 +157,111 @@ class _Binding:
     def nodes_for(self, nums) -> set:
         return {self.slots[i][0] for i in nums if self.slots[i][0] is not None}
 
-    def gradient(self, adj: dict, i: int):
+    def gradient(self, adj: dict, i: int, args=None):
+        """The gradient for positional argument ``i`` of ``args`` (default: the traced call's)
+        from the adjoints ``adj`` of the root arguments."""
         node, pos = self.slots[i]
         g = adj.get(node) if node is not None else None
         if pos is not None:
             g = g.get(pos) if type(g) is Sparse else None
-        value = self.args[i]
+        value = (self.args if args is None else args)[i]
         if not carries(value) and not isinstance(value, (list, tuple, dict)):
             return None
         return densify(value, g)
+
+
+class GradientCache:
+    """The compiled paths of one differentiated function (``value_and_grad`` keeps one as
+    the ``compiled`` attribute of the function it returns).
+
+    A path is compiled when a call with the same argument structure is traced for the
+    ``COMPILE_AFTER``-th time (compiling costs about ten traced calls, so one-off calls stay
+    cheap), or after a guard failed. Up to ``PER_KEY`` paths per argument structure and
+    ``MAX_PATHS`` in all, the one used last first.
+    Setting ``enabled`` False turns compiled replay off; it is turned off for good, with the
+    ``reason``, when a path cannot be compiled or when guards fail on ``MAX_MISSES`` calls in
+    a row. ``stats`` counts hits, traces, compiles, guard failures and errors (calls whose
+    compiled code raised; they are traced, so the normal path reports the error).
+    """
+
+    MAX_PATHS, PER_KEY, MAX_MISSES, COMPILE_AFTER = 8, 4, 8, 2
+
+    def __init__(self, f):
+        self.f = f
+        self.paths: dict = {}
+        self.enabled, self.reason = True, None
+        self.stats = {"hits": 0, "traces": 0, "compiles": 0, "guard_failures": 0, "errors": 0}
+        self._misses = 0
+        self._traced: dict = {}         # key -> traced calls not compiled yet
+
+    def key(self, args, kwargs):
+        """The structure key of a call (None when it cannot be computed)."""
+        if not self.enabled:
+            return None
+        try:
+            key = structure_key(args, kwargs)
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
+    def run(self, key, args, kwargs):
+        """``(value, adjoints, binding)`` from a compiled path, or None: trace instead."""
+        entries = self.paths.get(key) if key is not None and self.enabled else None
+        if not entries:
+            return None
+        for i, (cg, binding) in enumerate(entries):
+            try:
+                value, adjoints = cg(args, kwargs)
+            except GuardFailed:
+                self.stats["guard_failures"] += 1
+                continue
+            except NotCompilable as exc:
+                self.disable(str(exc))
+                return None
+            except Exception:
+                self.stats["errors"] += 1
+                return None
+            self.stats["hits"] += 1
+            self._misses = 0
+            if i:                                 # the path used most recently comes first
+                self.paths[key] = [entries[i]] + entries[:i] + entries[i + 1:]
+            return value, adjoints, binding
+        self._misses += 1
+        return None
+
+    def learn(self, key, tape, args, kwargs, wrt, binding, seed=None) -> None:
+        """A call was traced and swept: compile its path for later calls."""
+        self.stats["traces"] += 1
+        if key is None or not self.enabled:
+            return
+        if self._misses >= self.MAX_MISSES:
+            self.disable(f"guards failed on {self._misses} calls in a row")
+            return
+        seen = self._traced.get(key, 0) + 1
+        if seen < self.COMPILE_AFTER and key not in self.paths:
+            if len(self._traced) >= 64:
+                self._traced.clear()
+            self._traced[key] = seen
+            return
+        self._traced.pop(key, None)
+        try:
+            cg = compile_gradient(tape, wrt, args, kwargs, self.f, seed)
+        except NotCompilable as exc:
+            self.disable(str(exc))
+            return
+        except Exception as exc:             # a dcgraph bug: keep the normal path working
+            self.disable(f"compiling failed: {type(exc).__name__}: {exc}")
+            return
+        self.stats["compiles"] += 1
+        entries = [(cg, binding)] + self.paths.pop(key, [])[: self.PER_KEY - 1]
+        self.paths[key] = entries
+        while sum(map(len, self.paths.values())) > self.MAX_PATHS:
+            oldest = next(iter(self.paths))
+            self.paths[oldest] = self.paths[oldest][:-1]
+            if not self.paths[oldest]:
+                del self.paths[oldest]
+
+    def disable(self, reason: str) -> None:
+        self.enabled, self.reason = False, reason
+        self.paths = {}

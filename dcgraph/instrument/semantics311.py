@@ -1,4 +1,6 @@
-"""What each CPython 3.11 instruction does to the replay's stack of nodes.
+"""What each CPython 3.11 instruction does to the replay's stack of nodes (part 1: stack,
+locals, operators, names, attributes, closures, building values; part 2 is
+``semantics311_flow``).
 
 ``HANDLERS[opname](frame, instr, i)`` consumes the instruction's events (``frame.r.take()``; an
 absent event raises ``Missing``: the instruction raised) and pushes, pops and records nodes.
@@ -9,8 +11,6 @@ from __future__ import annotations
 import operator
 
 from .. import ops
-from ..recorder import Missing
-from ..tape import Node
 from . import py311
 
 __all__ = ["HANDLERS", "Folded", "Placeholder", "NULL"]
@@ -423,133 +423,7 @@ def _load_build_class(f, ins, i):
     f.stack.append(f.constant("__build_class__", f.r.take(), i))
 
 
-# -- with, match, exceptions -------------------------------------------------------------------
-@handles("BEFORE_WITH")
-def _before_with(f, ins, i):
-    manager = f.use()
-    result, exit_method = f.r.take()
-    f.stack.append(f.call(getattr, (manager, f.r.literal("__exit__")), exit_method, i))
-    f.stack.append(f.call(ops.enter_context, (manager,), result, i))
-
-
-@handles("WITH_EXCEPT_START")
-def _with_except_start(f, ins, i):
-    exit_node, exc = f.r.resolve(f.stack[-4]), f.r.resolve(f.stack[-1])
-    f.stack.append(f.call(ops.exit_context, (exit_node, exc), f.r.take(), i))
-
-
-@handles("MATCH_MAPPING", "MATCH_SEQUENCE")
-def _match_kind(f, ins, i):
-    fn = ops.match_mapping if ins.name == "MATCH_MAPPING" else ops.match_sequence
-    f.stack.append(f.call(fn, (f.r.resolve(f.stack[-1]),), f.r.take(), i))
-
-
-@handles("MATCH_KEYS")
-def _match_keys(f, ins, i):
-    subject, keys = f.r.resolve(f.stack[-2]), f.r.resolve(f.stack[-1])
-    f.stack.append(f.call(ops.match_keys, (subject, keys), f.r.take(), i))
-
-
-@handles("MATCH_CLASS")
-def _match_class(f, ins, i):
-    names, cls, subject = f.use(), f.use(), f.use()
-    f.stack.append(f.call(ops.match_class, (subject, cls, f.r.literal(ins.arg), names), f.r.take(), i))
-
-
-@handles("CHECK_EG_MATCH")
-def _check_eg_match(f, ins, i):
-    typ, exc = f.use(), f.use()
-    match, rest = f.r.take()
-    f.stack.append(f.constant("unmatched exceptions", rest, i))
-    f.stack.append(f.constant("matched exceptions", match, i))
-
-
-@handles("PREP_RERAISE_STAR")
-def _prep_reraise_star(f, ins, i):
-    f.use(), f.use()
-    f.stack.append(f.constant("exception", f.r.take(), i))
-
-
-# -- control flow ------------------------------------------------------------------------------
-@handles("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
-def _jump(f, ins, i):
-    f.next_block = f.s.blocks[f.s.block_of[i]].jump
-
-
-@handles(*py311.CONDITIONAL_JUMPS)
-def _conditional_jump(f, ins, i):
-    sense, pops_always = py311.CONDITIONAL_JUMPS[ins.name]
-    block = f.s.blocks[f.s.block_of[i]]
-    tested = f.stack[-1]
-    jumped = f.direction(block.index)
-    if pops_always or not jumped:
-        f.stack.pop()
-    if sense in ("none", "not none"):
-        is_none = jumped if sense == "none" else not jumped
-        f.branch(i, tested, block.jump, block.fall, jumped, is_none, "is None")
-    else:
-        truth = jumped if sense == "true" else not jumped
-        f.branch(i, tested, block.jump, block.fall, jumped, truth)
-
-
-@handles("FOR_ITER")
-def _for_iter(f, ins, i):
-    block = f.s.blocks[f.s.block_of[i]]
-    it = f.stack[-1]
-    ev = f.r.peek()
-    if ev is f.info.marks[block.jump]:
-        f.stack.pop()
-        f.branch(i, it, block.jump, block.fall, True, False, "exhausted")
-        return
-    value = f.r.take()
-    step = f.steps.get(id(it), 0)
-    f.steps[id(it)] = step + 1
-    f.stack.append(f.call(ops.next_item, (it, f.r.literal(step)), value, i))
-    f.next_block = block.fall
-
-
-@handles("RETURN_VALUE")
-def _return_value(f, ins, i):
-    f.do_return(i)
-
-
-@handles("RAISE_VARARGS")
-def _raise_varargs(f, ins, i):
-    f.raising = _pop_n(f, ins.arg)
-    raise Missing
-
-
-@handles("RERAISE")
-def _reraise(f, ins, i):
-    f.raising = (f.use(),)
-    raise Missing
-
-
-# -- calls -------------------------------------------------------------------------------------
-@handles("CALL")
-def _call(f, ins, i):
-    n = ins.arg
-    args = list(_pop_n(f, n))
-    callee = f.stack.pop()
-    if i in f.s.self_layout:            # [function, self, args]: self is the first argument
-        args.insert(0, f.r.resolve(callee) if isinstance(callee, Node) else callee)
-        callee = f.stack.pop()
-    else:
-        f.stack.pop()                   # the NULL under the callable
-    names, f.kwnames = f.kwnames, ()
-    split = len(args) - len(names)
-    f.do_call(i, callee, args[:split], dict(zip(names, args[split:])))
-
-
-@handles("CALL_FUNCTION_EX")
-def _call_function_ex(f, ins, i):
-    kw = f.use() if ins.arg & 1 else None
-    star = f.use()
-    callee = f.stack.pop()
-    f.stack.pop()
-    args = f.star_arguments(i, star)
-    kwargs = f.star_keywords(i, kw) if kw is not None else {}
-    f.do_call(i, callee, args, kwargs)
-
+# control flow, calls, with/match/exceptions register the rest of the table
+from . import semantics311_flow  # noqa: E402,F401
 
 HANDLERS = H

@@ -10,7 +10,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..tape import Argument, Branch, NestedCall, Node, Tape, dependencies
+from ..slicing import dependencies
+from ..tape import Argument, Branch, NestedCall, Node, Tape
 from .fold import Fold, Row, iter_items
 
 __all__ = ["Entry", "DisplayGraph"]
