@@ -28,7 +28,13 @@ def _density_rule(sweep, node, g):
     if x_node is not None and sweep.wants(x_node) and "x" in grads:
         sweep.add(x_node, unbroadcast(sweep.value(x_node), g * grads["x"]))
     if sweep.wants(d_node):
-        sweep.add(d_node, Sparse({name: g * grads[name] for name in d.params if name in grads}))
+        sweep.add(d_node, _scaled(g, {name: grads[name] for name in d.params if name in grads}))
+
+
+def _scaled(g, grads: dict) -> Sparse:
+    """``g`` times each parameter's gradient; a nested dict (a wrapper's base) nests."""
+    return Sparse({name: _scaled(g, v) if isinstance(v, dict) else g * v
+                   for name, v in grads.items()})
 
 
 def _constructor_rule(sweep, node, g):
@@ -43,7 +49,10 @@ def _constructor_rule(sweep, node, g):
         if arg is None and name in names and names.index(name) < len(node.args):
             arg = node.args[names.index(name)]
         if arg is not None and sweep.wants(arg):
-            sweep.add(arg, unbroadcast(sweep.value(arg), adjoint))
+            if type(adjoint) is Sparse:          # a distribution argument (a wrapper's base)
+                sweep.add(arg, adjoint)
+            else:
+                sweep.add(arg, unbroadcast(sweep.value(arg), adjoint))
 
 
 defnode(dist.Distribution.logpdf, _density_rule)

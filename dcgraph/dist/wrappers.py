@@ -13,7 +13,9 @@ integers (``ceil(low)``..``floor(high)``).
 Both have closed-form ``logpdf``/CDFs/quantiles; ``mean`` and ``var`` are computed numerically
 per batch element (quadrature, or summation over at most 2e6 support points for discrete
 bases), NaN when that is not possible or when a bound is open and the base moments are not
-finite. Neither provides ``grad_logpdf``.
+finite. ``grad_logpdf`` (``wrapper_grads``) gives ``'x'``, ``'low'``, ``'high'`` and ``'base'``
+(a dict of the base parameters' gradients); CDF derivatives come from the base's score by
+quadrature.
 """
 from __future__ import annotations
 
@@ -142,6 +144,10 @@ class Truncated(_Wrapper):
     def _logpdf(self, x):
         return self.base.logpdf_elementwise(x) - self._log_mass
 
+    def grad_logpdf(self, x) -> dict:
+        from .wrapper_grads import truncated_grad
+        return truncated_grad(self, x)
+
     def _logcdf(self, x):
         b, a = self.base, self._below()
         return np.where(self._upper, logdiffexp(b.logsf(a), b.logsf(x)),
@@ -230,6 +236,10 @@ class Censored(_Wrapper):
             return super().bijector
         raise TypeError(f"{self.name}: a censored continuous distribution has atoms at its bounds "
                         "and no bijector to unconstrained space")
+
+    def grad_logpdf(self, x) -> dict:
+        from .wrapper_grads import censored_grad
+        return censored_grad(self, x)
 
     def _logpdf(self, x):
         lp = self.base.logpdf_elementwise(x)

@@ -45,9 +45,14 @@ def test_closed_form_normal():
     np.testing.assert_allclose(g, [z / 1.7, (z * z - 1) / 1.7, -z / 1.7], rtol=1e-12)
 
 
-def test_wrapper_without_gradient_is_an_error():
-    def truncated(mu):
-        return dist.Truncated(dist.Normal(mu, 1.0), low=0.0).logpdf(0.5)
+def truncated(mu, sigma, low):
+    return dist.Truncated(dist.Normal(mu, sigma), low=low).logpdf(np.array([0.5, 1.5]))
 
-    with pytest.raises(ad.MissingRuleError):
-        ad.grad(truncated)(0.2)
+
+def censored(mu, high):
+    return dist.Censored(dist.Normal(mu, 1.0), high=high).logpdf(np.array([0.5, 2.0]))
+
+
+def test_wrappers_differentiate_through_base_and_bounds():
+    ad.check_grads(truncated, 0.2, 1.3, 0.0, argnums=(0, 1, 2), tol=1e-5)
+    ad.check_grads(censored, 0.2, 2.0, argnums=(0,), tol=1e-5)
