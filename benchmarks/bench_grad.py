@@ -1,15 +1,19 @@
 """Cost of ``dcgraph.grad(f)`` relative to calling ``f``, beside autograd, jax and torch.
 
-Run:  .venv/bin/python benchmarks/bench_grad.py [--rounds N]
+Run:  .venv/bin/python benchmarks/bench_grad.py [--rounds N] [--clock cpu|wall]
 
 Three cases: a scalar loop with ``math.sin`` (200 iterations), a Rats-style hierarchical log
 density written with scalar loops (30 x 5), and logistic regression on 20000 x 10 arrays.
 Every method of every case is timed in interleaved rounds (numpy timings depend on allocation
 patterns, and the machine may be shared), each round a small batch of calls; the figure is the
-minimum over rounds of the mean time per call. For dcgraph the total is split into recording
-(running f instrumented), tape building (the replay of the event log, lazy on first access),
-and the backward sweep. autograd, ``jax.grad`` (eager, float64) and torch (``backward``) are
-measured when installed and skipped otherwise.
+minimum over rounds of the mean time per call, in process CPU time by default (``--clock
+wall`` for wall time). dcgraph is timed twice: ``grad (compiled)`` is one ``grad(f)`` called
+repeatedly, so after its second call it runs the compiled path (``dcgraph.ad.compiled``);
+``grad (traced)`` has compilation turned off and traces every call, split into recording
+(running f instrumented), tape building (the replay of the event log, lazy on first access)
+and the backward sweep. The one-off cost of compiling each path is printed too. autograd,
+``jax.grad`` (eager, float64) and torch (``backward``) are measured when installed and
+skipped otherwise.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from scipy import special
 
 import dcgraph
 from dcgraph import ad
+from dcgraph.ad.compiled import compile_gradient
 from dcgraph.ad.core import Sweep
 
 
@@ -185,6 +190,8 @@ BATCH = {"sin": 20, "rats": 5, "logistic": 5}
 
 def dcgraph_parts(case):
     f = PLAIN[case]
+    compiled, traced = ad.grad(f), ad.grad(f)
+    traced.compiled.enabled = False
 
     def record(*args):
         return dcgraph.track(f, *args)
@@ -192,10 +199,17 @@ def dcgraph_parts(case):
     def build(*args):
         _, tape = dcgraph.track(f, *args)
         return tape.nodes
+    return {"dcgraph.grad (compiled)": compiled, "dcgraph.grad (traced)": traced,
+            "  record (track)": record, "  record+build tape": build}
 
-    def full(*args):
-        return ad.grad(f)(*args)
-    return {"dcgraph.grad": full, "  record (track)": record, "  record+build tape": build}
+
+def compile_cost(case, args, clock) -> float:
+    """Seconds to compile the path of one traced call (paid once per path)."""
+    _, tape = dcgraph.track(PLAIN[case], *args)
+    tape.nodes
+    t0 = clock()
+    compile_gradient(tape, [tape.arguments[0]], args)
+    return clock() - t0
 
 
 def sweep_only(case, args):
@@ -210,7 +224,7 @@ def sweep_only(case, args):
     return sweep
 
 
-def measure(rounds: int):
+def measure(rounds: int, clock=time.process_time):
     data = make_data()
     others = {"autograd.grad": autograd_methods(), "jax.grad (eager)": jax_methods(),
               "torch backward": torch_methods()}
@@ -222,43 +236,54 @@ def measure(rounds: int):
         for name, table in others.items():
             if table is not None:
                 methods[name] = table[case]
-        for fn in methods.values():          # warm up (code caches, jax dispatch)
-            fn(*args)
+        for _ in range(2):                   # warm up (code caches, jax dispatch, compiling)
+            for fn in methods.values():
+                fn(*args)
+        cache = methods["dcgraph.grad (compiled)"].compiled
+        if cache.reason is not None or cache.stats["compiles"] != 1:
+            raise RuntimeError(f"{case}: the compiled path is not in use: {cache.reason}")
         best = {name: math.inf for name in methods}
         for _ in range(rounds):
             for name, fn in methods.items():
                 n = BATCH[case] if name != "jax.grad (eager)" and name != "autograd.grad" \
                     else max(1, BATCH[case] // 5)
-                t0 = time.perf_counter()
+                t0 = clock()
                 for _ in range(n):
                     fn(*args)
-                best[name] = min(best[name], (time.perf_counter() - t0) / n)
-        results[case] = (best, {k: v is None for k, v in others.items()})
+                best[name] = min(best[name], (clock() - t0) / n)
+        if cache.stats["traces"] != 2 or cache.stats["guard_failures"]:
+            raise RuntimeError(f"{case}: the compiled path was left: {cache.stats}")
+        compiling = min(compile_cost(case, args, clock) for _ in range(3))
+        results[case] = (best, {k: v is None for k, v in others.items()}, compiling)
     return results
 
 
-def report(results, rounds):
+def report(results, rounds, clock_name):
     print(f"dcgraph.grad vs f  (python {platform.python_version()}, numpy {np.__version__}, "
-          f"{rounds} interleaved rounds, min per call)")
+          f"{rounds} interleaved rounds, min per call, {clock_name} time)")
     titles = {"sin": "scalar loop, math.sin x 200", "rats": "Rats-style scalar loops, 30 x 5",
               "logistic": "logistic regression, 20000 x 10"}
-    for case, (best, missing) in results.items():
+    for case, (best, missing, compiling) in results.items():
         base = best["f"]
         print(f"\n{titles[case]}: f = {base * 1e6:.1f} us")
         for name, t in best.items():
             if name == "f":
                 continue
-            print(f"  {name:<24} {t * 1e6:>12.1f} us  {t / base:>9.1f} x f")
+            print(f"  {name:<26} {t * 1e6:>12.1f} us  {t / base:>9.1f} x f")
         for name, absent in missing.items():
             if absent:
-                print(f"  {name:<24} {'not installed':>12}")
+                print(f"  {name:<26} {'not installed':>12}")
+        print(f"  (compiling the path, once: {compiling * 1e3:.1f} ms)")
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     args = p.parse_args(argv)
-    report(measure(args.rounds), args.rounds)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    name = "process CPU" if args.clock == "cpu" else "wall"
+    report(measure(args.rounds, clock), args.rounds, name)
 
 
 if __name__ == "__main__":

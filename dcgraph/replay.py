@@ -300,12 +300,14 @@ class Frame:
                 fn, fn_node, method, args = self._method(i, f, callee, args)
         elif isinstance(callee, Node) and not (isinstance(callee, Constant) and callee.tape is None):
             fn_node = callee
+        via = callee.name if isinstance(callee, Placeholder) and callee.obj is None else None
         ev = self.r.peek()
         if type(ev) is EntryMark:
-            self.nested_call(i, ev, f, fn, fn_node, method, args, kwargs)
+            self.nested_call(i, ev, f, fn, fn_node, method, args, kwargs, via)
             return
         value = self.r.take()
         node = self.add(PrimitiveCall(fn, args, kwargs, value, self.loc(i), fn_node, method))
+        node.via = via
         target = _mutated_node(fn, args, kwargs)
         if target is not None:
             self.mutation(node, target)
@@ -335,8 +337,9 @@ class Frame:
         getter = self.call(getattr, (obj, self.r.literal(callee.name)), f, i)
         return f, getter, False, args
 
-    def nested_call(self, i, ev, f, fn, fn_node, method, args, kwargs) -> None:
+    def nested_call(self, i, ev, f, fn, fn_node, method, args, kwargs, via) -> None:
         node = self.add(NestedCall(fn, args, kwargs, None, self.loc(i), fn_node, method))
+        node.via = via
         target = f.__func__ if type(f) is types.MethodType else f
         child = Tape(ev.info.code, target, parent=node)
         node.child = child

@@ -13,7 +13,8 @@ Constant       a literal or a global/closure value that a recorded node used. Li
 PrimitiveCall  a call not traced into. Operators are calls too (``operator.add``,
                ``operator.getitem``, ``operator.setitem``, ``getattr``, ...). ``fn`` is the callable
                (for a method call: the function looked up on the type, with ``self`` as
-               ``args[0]`` and ``method`` set), ``args``/``kwargs`` the input nodes.
+               ``args[0]`` and ``method`` set), ``args``/``kwargs`` the input nodes, ``via``
+               the global name the callable was looked up by (``f(x)``), else None.
 NestedCall     a call traced into; as PrimitiveCall plus ``child``, the callee's Tape
 Branch         control transferred along ``edge = (from_block, to_block)`` because a test had
                truth value ``taken``: the truth of ``inputs[0]`` (``op`` None), a comparison
@@ -144,7 +145,7 @@ class Constant(Node):
 
 
 class PrimitiveCall(Node):
-    __slots__ = ("fn", "fn_node", "args", "kwargs", "method", "mutates", "result")
+    __slots__ = ("fn", "fn_node", "args", "kwargs", "method", "mutates", "result", "via")
     kind = "PrimitiveCall"
 
     def __init__(self, fn, args: tuple, kwargs: dict | None, value, loc=None, fn_node=None,
@@ -162,6 +163,7 @@ class PrimitiveCall(Node):
         self.method = method
         self.mutates = None
         self.result = value
+        self.via = None       # the global name the callable was looked up by, if it was
 
     @property
     def fn_name(self) -> str:

@@ -175,7 +175,7 @@ class GradientCache:
     the ``compiled`` attribute of the function it returns).
 
     A path is compiled when a call with the same argument structure is traced for the
-    ``COMPILE_AFTER``-th time (compiling costs about ten traced calls, so one-off calls stay
+    ``COMPILE_AFTER``-th time (compiling costs five to ten traced calls, so one-off calls stay
     cheap), or after a guard failed. Up to ``PER_KEY`` paths per argument structure and
     ``MAX_PATHS`` in all, the one used last first.
     Setting ``enabled`` False turns compiled replay off; it is turned off for good, with the

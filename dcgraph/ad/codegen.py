@@ -76,7 +76,7 @@ def generate(tape, wrt, plan: dict, runtime: dict):
 
 class _Gen:
     def __init__(self, tape, wrt, plan, runtime):
-        self.tape, self.wrt, self.plan, self.code_of = tape, wrt, plan, runtime["_code_of"]
+        self.tape, self.wrt, self.plan = tape, wrt, plan
         self.activity = Sweep(tape, wrt=set(wrt))
         self.ns = dict(runtime, _type=type, _next=next, _cos=math.cos, _sin=math.sin)
         self.bound: dict = {}            # id(object) -> namespace name
@@ -199,11 +199,10 @@ class _Gen:
         if phase == ENTER:
             if node.method and node.args:
                 self.mark(node.args[0])           # the method was looked up on its type
-            fn = node.fn_node
-            if fn is None or fn in self.made:
-                return []
-            return [f"if _code_of({self.v(fn)}) is not {self.bind(self.code_of(fn.value), '_code')}:"
-                    f" raise _GF({k})"]
+            fn = node.fn_node                     # a function value: the same object (its
+            if fn is None or fn in self.made:     # cells are read as recorded); a function
+                return self.name_guard(node, k)   # made in this call: the same code
+            return [f"if {self.v(fn)} is not {self.bind(fn.value)}: raise _GF({k})"]
         if phase == DONE:
             self.alias(node, node.child.returned.inputs[0])
         elif t is Phi:
@@ -243,10 +242,30 @@ class _Gen:
             return [f"v{k} = {{{', '.join(f'{n!r}: {self.v(s)}' for n, s in src.items())}}}"]
         return []
 
+    def name_guard(self, node, k) -> list:
+        """A callable looked up by a global name (``helper(x)``, ``len(x)``) must still be the
+        one the name gives: a rebinding (a redefined function in a notebook) re-traces."""
+        name = getattr(node, "via", None)
+        owner = getattr(node.tape.fn, "__func__", node.tape.fn) if node.tape is not None else None
+        scope = getattr(owner, "__globals__", None)
+        if name is None or scope is None:
+            return []
+        fallback = scope.get("__builtins__", builtins.__dict__)
+        fallback = fallback if isinstance(fallback, dict) else vars(fallback)
+        return [f"if {self.bind(scope, '_globals')}.get({name!r}, "
+                f"{self.bind(fallback, '_builtins')}.get({name!r})) is not {self.bind(node.fn)}: "
+                f"raise _GF({k})"]
+
     def call(self, node, k) -> list:
         if node in self.made:
             self.val[node] = self.bind(node.value, f"_k{k}")
             return []
+        guard = self.name_guard(node, k)
+        if guard:
+            return guard + self.call_body(node, k)
+        return self.call_body(node, k)
+
+    def call_body(self, node, k) -> list:
         if node.method and node.args:
             self.mark(node.args[0])
         fn, a = node.fn, [self.v(x) for x in node.args]
@@ -476,7 +495,7 @@ def unalias(node):
         t = type(node)
         if t is Phi or (t is Argument and isinstance(node.source, Node)):
             node = node.source
-        elif t is NestedCall and type(node.child.returned) is Return:
+        elif t is NestedCall and node.child is not None and type(node.child.returned) is Return:
             node = node.child.returned.inputs[0]
         else:
             return node

@@ -12,7 +12,8 @@ is what ``value_and_grad`` keys a function's compiled paths by.
 
 Callables looked up by name when ``f`` was traced (``helper(x)``, ``math.sin``) are bound
 then, like the functions of a closure: rebinding such a global later is not seen. Data
-globals and closure cells are checked on every call.
+globals and closure cells are checked on every call, and so is a function called through a
+value (``fns[i](x)``, an argument) unless it was made inside the call.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import numpy as np
 
 from .. import ops
 from ..tape import Argument, Constant, NestedCall, PrimitiveCall, Raise, Return
-from .codegen import NotCompilable, generate, symbol, where
+from .codegen import NotCompilable, generate, symbol, unalias, where
 from .core import Sweep
 from .values import Sparse, carries, dense_array
 
@@ -84,11 +85,6 @@ def add_item(old, key, g, container, owner):
     prev = old.get(key)
     old[key] = g if prev is None else prev + g
     return old
-
-
-def code_of(fn):
-    """The code object a call of ``fn`` runs (None for other callables)."""
-    return getattr(getattr(fn, "__func__", fn), "__code__", None)
 
 
 class Live:
@@ -183,9 +179,10 @@ def _check_call(node) -> None:
     if type(fn_node.value) is not types.FunctionType:
         raise NotCompilable(f"a traced call of a {type(fn_node.value).__name__} value "
                             f"({where(node)})")
-    if any(type(a) is Argument and a.source is None for a in child.nodes):
-        raise NotCompilable(f"a function called through a value uses a default argument "
-                            f"({where(node)})")
+    made = unalias(fn_node)
+    if type(made) is PrimitiveCall and made.fn is ops.make_function and any(
+            type(a) is Argument and a.source is None for a in child.nodes):
+        raise NotCompilable(f"a function made inside f uses a default argument ({where(node)})")
 
 
 # -- binding the call's arguments, reading globals again ---------------------------------------
@@ -324,7 +321,7 @@ def compile_gradient(tape, wrt=None, args=(), kwargs=None, f=None, seed=None) ->
     plan = _plan(tape, tape.fn if f is None else f, len(args), tuple(kwargs))
     runtime = {"_GF": GuardFailed, "_Sparse": Sparse, "_acc": accumulate, "_item": add_item,
                "_Live": Live, "_LS": LiveSweep, "_dense": dense_array, "_NO": NO_VALUE,
-               "_code_of": code_of, "_seed": seed if seed is not None else _unit_seed}
+               "_seed": seed if seed is not None else _unit_seed}
     lines, namespace, nodes, big = generate(tape, wrt, plan, runtime)
     source = ("def compiled(_a, _kw):\n    try:\n"
               + "".join(f"        {line}\n" for line in _free_arrays(lines, big))
