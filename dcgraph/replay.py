@@ -99,6 +99,16 @@ class Replay:
         return node
 
 
+def _owner_node(fn_node, owner):
+    """The node holding a bound method's ``__self__``: the object its lookup started from."""
+    while isinstance(fn_node, Phi):
+        fn_node = fn_node.source
+    if isinstance(fn_node, PrimitiveCall) and fn_node.fn is getattr and fn_node.args \
+            and fn_node.args[0].value is owner:
+        return fn_node.args[0]
+    return None
+
+
 def _mutated_node(fn, args, kwargs):
     """The argument node a call of ``fn`` mutates in place, if any (a ufunc's ``out=`` too)."""
     k = ops.mutated_argument(fn)
@@ -178,13 +188,11 @@ class Frame:
         return self.add(Constant(name, value, self.loc(i) if i is not None else None))
 
     # -- the frame ---------------------------------------------------------------------------
-    def enter(self, positional, keywords, bound_self: bool):
+    def enter(self, positional, keywords):
         """Consume the argument tuple and create the Argument nodes."""
         values = self.r.take()
         code, params = self.info.code, self.info.params
         argc, kwonly = code.co_argcount, code.co_kwonlyargcount
-        if positional is not None and bound_self:
-            positional = [None] + list(positional)
         named = set(params[: argc + kwonly])
         for j, p in enumerate(params):
             src = None
@@ -345,7 +353,9 @@ class Frame:
         node.child = child
         self.r.pos += 1
         frame = Frame(self.r, ev.info, child)
-        frame.enter(args, kwargs, bound_self=type(f) is types.MethodType and not method)
+        if type(f) is types.MethodType and not method:
+            args = [_owner_node(fn_node, f.__self__)] + list(args)   # self, where known
+        frame.enter(args, kwargs)
         frame.run()
         value = self.r.take()          # Missing here: the callee raised, so does this call
         node.value = node.result = value

@@ -34,9 +34,9 @@ def dependencies(n: Node):
         yield hit.args[2]                 # the value written to the key read
         yield from n.inputs[1:]
         return
-    if isinstance(n, PrimitiveCall) and _is_read_of_other_key(n):
-        container, key = n.args
-        while _is_read_of_other_key(n, container):
+    if isinstance(n, PrimitiveCall) and not isinstance(n, NestedCall) and _reads_key(n):
+        container = n.args[0]
+        while _skips(n, container):
             container = container.args[0]   # the version before the unrelated write
         yield container
         yield from n.inputs[1:]
@@ -44,35 +44,56 @@ def dependencies(n: Node):
     yield from n.inputs
 
 
-_READ_WRITE_PAIRS = {operator.getitem: operator.setitem, getattr: setattr}
+def _reads_key(n: PrimitiveCall) -> bool:
+    return n.fn in _READ_WRITE_PAIRS and len(n.args) == 2 and not n.kwargs
+
+
+def _skips(read: PrimitiveCall, c) -> bool:
+    """Is ``c`` a write of a key that provably names another element than ``read``'s?"""
+    write = _READ_WRITE_PAIRS[read.fn]
+    if not (isinstance(c, PrimitiveCall) and c.fn is write and len(c.args) == 3):
+        return False
+    return _distinct(read, c.args[1].value, read.args[1].value, c.value)
+
+
+def _distinct(read, k1, k2, container) -> bool:
+    """Do constant keys ``k1`` (written) and ``k2`` (read) name different elements?
+
+    Item keys: different strings, or different integers on the same side of zero (``-1`` and
+    ``2`` may be the same list element; any two different keys of a dict are distinct).
+    Attribute names: different names, and the read is a plain instance attribute (not a
+    property, descriptor or anything the type defines, which may read any attribute).
+    """
+    if type(k1) not in (int, str) or type(k2) not in (int, str) or k1 == k2:
+        return False
+    if read.fn is getattr:
+        owner = type(container)
+        return (type(k2) is str and not hasattr(owner, k2)
+                and owner.__getattribute__ is object.__getattribute__)
+    if isinstance(container, dict):
+        return True
+    if type(k1) is int and type(k2) is int:
+        return (k1 < 0) == (k2 < 0)
+    return type(k1) is str and type(k2) is str
 
 
 def _exact_write(n: Node) -> Node | None:
     """For a read ``c[k]``/``c.k``: the write of constant key ``k`` it reads, found through
-    writes of other constant keys; None when there is no such write."""
-    if not isinstance(n, PrimitiveCall) or isinstance(n, NestedCall):
+    writes of provably other keys; None when there is no such write."""
+    if not isinstance(n, PrimitiveCall) or isinstance(n, NestedCall) or not _reads_key(n):
         return None
-    write = _READ_WRITE_PAIRS.get(n.fn) if len(n.args) == 2 else None
-    if write is None or type(n.args[1].value) not in (int, str):
+    k = n.args[1].value
+    if type(k) not in (int, str):
         return None
+    write = _READ_WRITE_PAIRS[n.fn]
     c = n.args[0]
-    while isinstance(c, PrimitiveCall) and c.fn is write and len(c.args) == 3 \
-            and type(c.args[1].value) in (int, str):
-        if c.args[1].value == n.args[1].value:
+    while isinstance(c, PrimitiveCall) and c.fn is write and len(c.args) == 3:
+        if c.args[1].value == k and type(c.args[1].value) is type(k):
+            if n.fn is getattr and (hasattr(type(c.value), k)
+                                    or type(c.value).__getattribute__ is not object.__getattribute__):
+                return None           # a descriptor may return something else than was set
             return c
+        if not _skips(n, c):
+            return None
         c = c.args[0]
     return None
-
-
-def _is_read_of_other_key(n: PrimitiveCall, container: Node | None = None) -> bool:
-    """Is ``n`` a read ``c[k]`` (or ``c.k``) of a version written by ``c[k2] = v`` (``c.k2 = v``)
-    with constant k != k2? Such a write is not a dependency of the read."""
-    write = _READ_WRITE_PAIRS.get(n.fn) if len(n.args) == 2 else None
-    if write is None:
-        return False
-    c = n.args[0] if container is None else container
-    k = n.args[1]
-    if not (isinstance(c, PrimitiveCall) and c.fn is write and len(c.args) == 3):
-        return False
-    k1, k2 = c.args[1].value, k.value
-    return type(k1) in (int, str) and type(k2) in (int, str) and k1 != k2

@@ -75,7 +75,7 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
             return
         replay.pos += 1
         frame = Frame(replay, first.info, tape)
-        frame.enter(None, None, False)
+        frame.enter(None, None)
         frame.run()
         replay.finish(tape)
         if run.ctx.annotates():

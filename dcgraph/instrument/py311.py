@@ -9,7 +9,7 @@ Probe kinds (what one execution of an instruction appends to the event log):
 value     the instruction's result (top of stack after it)
 multi     a tuple of the several values it pushed (unpacking, ``with`` entry)
 cell      ``(cell, value)`` for a closure read, so reads of a cell find its writer
-store     the cell written (closure store)
+store     the cell written (closure store), or the cell a new closure captures
 done      ``None``: a side effect (item/attribute store, ...) completed without raising; also
           after a load or delete of a local that may be unbound (it may raise)
 call      the callable (logged by the hook before the call), then the result
@@ -80,7 +80,7 @@ for _name in ("UNPACK_SEQUENCE", "UNPACK_EX", "BEFORE_WITH", "CHECK_EG_MATCH"):
     PROBE_KIND[_name] = "multi"
 for _name in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
     PROBE_KIND[_name] = "cell"
-for _name in ("STORE_DEREF", "DELETE_DEREF"):
+for _name in ("STORE_DEREF", "DELETE_DEREF", "LOAD_CLOSURE"):
     PROBE_KIND[_name] = "store"
 for _name in ("STORE_SUBSCR", "DELETE_SUBSCR", "STORE_ATTR", "DELETE_ATTR", "SET_ADD", "MAP_ADD",
               "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "DELETE_GLOBAL",

@@ -188,6 +188,8 @@ def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) ->
                 Instr("BUILD_TUPLE", 2, location=loc)]
         return _log(depth, load, loc)
     if kind == "store":
+        if ins.name == "LOAD_CLOSURE":     # the cell is on the stack: log a copy of it
+            return _log(depth, [Instr("COPY", 3, location=loc)], loc)
         return _log(depth, [Instr("LOAD_CLOSURE", ins.arg, location=loc)], loc)
     if kind == "done":
         return _log(depth, [Instr("LOAD_CONST", None, location=loc)], loc)

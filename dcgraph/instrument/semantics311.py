@@ -89,7 +89,9 @@ def _load_const(f, ins, i):
 
 @handles("LOAD_CLOSURE")
 def _load_closure(f, ins, i):
-    f.stack.append(f.r.literal(f"<cell {ins.arg.name}>"))
+    """A cell captured by a new closure stands for the value last stored in it."""
+    writer = f.r.writers.get(id(f.r.take()))
+    f.stack.append(writer if writer is not None else f.r.literal(f"<cell {ins.arg.name}>"))
 
 
 @handles("LOAD_ASSERTION_ERROR")
