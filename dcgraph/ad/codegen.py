@@ -140,6 +140,10 @@ class _Gen:
                     break
                 if type(node) is PrimitiveCall and node.fn is ops.make_function:
                     self.made.add(node)
+                    closure = node.args[-2] if len(node.args) > 1 else None
+                    if type(closure) is PrimitiveCall and closure.fn is ops.build_tuple:
+                        self.made.add(closure)    # the cells of a made function (read as
+                                                  # recorded: its body reads them directly)
                 self.events.append((node, NODE))
             else:
                 stack.pop()
