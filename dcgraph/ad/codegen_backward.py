@@ -1,0 +1,217 @@
+"""Backward half of the straight-line code (``codegen``): adjoint variables and the pull-back
+of each node, as ``core.Sweep`` would do it, node by node in reverse execution order."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..printing import format_node
+from ..tape import Argument, Constant, NestedCall, Node, Phi, PrimitiveCall, Return
+from .core import _FAST
+from .registry import _drop, load_deferred, lookup, primitive_name
+from .rules_containers import getitem_rule
+from .rules_iteration import next_item_rule
+from .rules_math import (atan_vjp, cos_vjp, exp_vjp, expm1_vjp, log1p_vjp, log_vjp_0, sin_vjp,
+                         sqrt_vjp, tan_vjp, tanh_vjp)
+from .rules_operator import (add_scalar, mul_scalar_0, mul_scalar_1, neg_vjp, pos_vjp,
+                             sub_scalar_1, truediv_scalar_0, truediv_scalar_1)
+from .values import SCALARS, carries
+
+__all__ = ["BackwardEmitter", "NotCompilable", "TEMPLATES", "where", "unalias"]
+
+
+class NotCompilable(Exception):
+    """The tape (or a rule met at run time) is outside what compiled replay handles."""
+
+
+TEMPLATES = {
+    (add_scalar, 2): "{g}", (sub_scalar_1, 2): "-{g}", (mul_scalar_0, 2): "{g} * {y}",
+    (mul_scalar_1, 2): "{g} * {x}", (truediv_scalar_0, 2): "{g} / {y}",
+    (truediv_scalar_1, 2): "-{g} * {ans} / {y}", (neg_vjp, 1): "-{g}", (pos_vjp, 1): "{g}",
+    (sin_vjp, 1): "{g} * _cos({x})", (cos_vjp, 1): "-{g} * _sin({x})",
+    (exp_vjp, 1): "{g} * {ans}", (log_vjp_0, 1): "{g} / {x}",
+    (log1p_vjp, 1): "{g} / (1.0 + {x})", (sqrt_vjp, 1): "{g} / (2.0 * {ans})",
+    (tanh_vjp, 1): "{g} * (1.0 - {ans} * {ans})", (expm1_vjp, 1): "{g} * ({ans} + 1.0)",
+    (atan_vjp, 1): "{g} / (1.0 + {x} * {x})", (tan_vjp, 1): "{g} * (1.0 + {ans} * {ans})",
+}
+NONE, MAYBE, SURE = 0, 1, 2              # is a node's adjoint variable set at this point?
+ENTER, NODE, DONE = 0, 1, 2              # event phases: a nested call is entered, then done
+
+
+class BackwardEmitter:
+    """The backward methods of ``codegen._Gen`` (a mixin: it reads the generator's state)."""
+
+    def active(self, node) -> bool:
+        return self.activity.active(node)
+
+    def wants(self, node) -> bool:
+        return type(node) is not Constant and carries(node.value) and self.active(node)
+
+    def mark(self, node) -> None:
+        self.relevant.add(unalias(node))
+
+    def backward(self, node, phase) -> None:
+        t = type(node)
+        if phase == DONE:
+            ret = node.child.returned.inputs[0]
+            self.block(node, lambda g: self.add(ret, g, _mode(ret)))
+        elif phase == NODE and t is PrimitiveCall:
+            self.block(node, lambda g: self.pull(node, g))
+        elif t is Phi and type(node.source) is not Constant:
+            self.block(node, lambda g: self.add(node.source, g, "scalar"))
+        elif t is Argument and node.tape is not self.tape and node.source is not None:
+            self.block(node, lambda g: self.pass_argument(node, g))
+
+    def block(self, node, body) -> None:
+        """Emit ``body`` for a node with an adjoint (inside ``if g is not None`` if unsure)."""
+        st = self.state.get(node, NONE)
+        if st == NONE:
+            return
+        g = self.giveable = self.g(node)
+        self.mark(node)
+        start, self.cond = len(self.bwd), st == MAYBE
+        if self.cond:
+            self.bwd.append(f"if {g} is not None:")
+            self.indent = "    "
+        body(g)
+        if self.cond and len(self.bwd) == start + 1:
+            self.bwd.pop()
+        self.indent, self.cond, self.giveable = "", False, None
+
+    def emit(self, line: str) -> None:
+        self.bwd.append(self.indent + line)
+
+    def add(self, target, expr: str, mode: str) -> None:
+        """``adjoint(target) += expr`` as ``Sweep.add`` does it. ``mode``: 'scalar' (``expr``
+        is never None: floats, phis), 'general' (anything), 'item' (``expr`` is ``key, g,
+        container``: one entry of a Sparse adjoint), 'replace' (the whole new adjoint)."""
+        if not self.wants(target):
+            return
+        self.mark(target)
+        st = self.state.get(target, NONE)
+        if st == NONE and not self.cond and mode == "scalar" and expr == self.giveable:
+            self.gname[target], self.giveable = expr, None     # hand the variable on
+            self.state[target] = SURE
+            return
+        name = self.g(target)
+        if mode in ("item", "general"):
+            fn = "_item" if mode == "item" else "_acc"
+            line = f"{name} = {fn}({name if st else 'None'}, {expr}, {self.ref(target)})"
+        elif mode == "replace" or st == NONE:
+            line = f"{name} = {expr}"
+        elif st == SURE:
+            line = f"{name} = {name} + ({expr})"
+        else:
+            line = f"{name} = {expr} if {name} is None else {name} + ({expr})"
+        if self.cond and st == NONE:
+            self.init.append(name)
+        sure = st == SURE or (mode not in ("general", "replace") and not self.cond)
+        self.state[target] = SURE if sure else MAYBE
+        self.emit(line)
+
+    def pass_argument(self, node, g) -> None:
+        """``Sweep.argument``: a bound argument's adjoint goes to the caller's node(s)."""
+        src = node.source
+        if isinstance(src, Node):
+            self.add(src, g, _mode(src))
+            return
+        pairs = list(enumerate(src)) if isinstance(src, tuple) else list(src.items())
+        if any(self.wants(s) for _, s in pairs):
+            self.emit(f"if _type({g}) is _Sparse:")
+            indent, cond = self.indent, self.cond
+            self.indent, self.cond = indent + "    ", True
+            for key, s in pairs:
+                self.add(s, f"{g}.get({key!r})", "general")
+            self.indent, self.cond = indent, cond
+
+    def pull(self, node, g) -> None:
+        """Pull ``g`` back through a primitive along the path ``Sweep.sweep`` takes."""
+        fn, args, kwargs = node.fn, node.args, node.kwargs
+        rule = lookup(fn) or (lookup(fn) if load_deferred() else None)
+        if rule is None:
+            raise NotCompilable(f"no VJP rule for {primitive_name(fn)} ({where(node)})")
+        for x in list(args) + list(kwargs.values()):
+            self.mark(x)
+        ans, f2, f1 = f"v{self.ids[node]}", rule.fast2, rule.fast1
+        vals = [self.v(x) for x in args]
+        if f2 is not None and len(args) == 2 and not kwargs and \
+                type(args[0].value) in _FAST and type(args[1].value) in _FAST:
+            for i, x in enumerate(args):
+                if type(x.value) in SCALARS and type(x) is not Constant:
+                    self.add(x, self.vjp_text(f2[i], g, ans, vals), "scalar")
+            return
+        if f1 is not None and len(args) == 1 and not kwargs and \
+                type(args[0].value) in SCALARS and type(args[0]) is not Constant:
+            self.add(args[0], self.vjp_text(f1, g, ans, vals), "scalar")
+            return
+        if type(node.value) is np.ndarray and (rule.vjps is not None or not rule.sparse):
+            self.emit(f"if _type({g}) is _Sparse: {g} = _dense({ans}.shape, {g}, {ans}.dtype)")
+        if rule.vjps is None:
+            self.node_rule(node, g, rule)
+            return
+        if kwargs and type(fn) is np.ufunc and "where" in kwargs:
+            raise NotCompilable(f"a ufunc called with where= ({where(node)})")
+        call = ", ".join([g, ans] + vals + [f"**{{{n!r}: {self.v(x)}}}" for n, x in kwargs.items()])
+        named = [(rule.index(n), x, True) for n, x in kwargs.items()
+                 if not (n == "out" and type(fn) is np.ufunc)]
+        for i, x, keyword_ in [(i, x, False) for i, x in enumerate(args)] + named:
+            vjp = rule.vjps[i] if i is not None and i < len(rule.vjps) else None
+            if self.wants(x) and (vjp is not None or keyword_):
+                if vjp is None:
+                    raise NotCompilable(f"a keyword argument of {primitive_name(fn)} has no rule")
+                self.add(x, f"{self.bind(vjp)}({call})", "general")
+
+    def vjp_text(self, vjp, g, ans, vals) -> str:
+        template = TEMPLATES.get((vjp, len(vals)))
+        if template is None:
+            return f"{self.bind(vjp)}({', '.join([g, ans] + vals)})"
+        return template.format(g=g, ans=ans, x=vals[0], y=vals[-1])
+
+    def node_rule(self, node, g, rule) -> None:
+        args = node.args
+        if rule.node is _drop:
+            return
+        if rule.node is getitem_rule and len(args) == 2 and type(args[1].value) is int \
+                and type(args[0].value) in (list, tuple):
+            self.add(args[0], f"{self.v(args[1])}, {g}, {self.v(args[0])}", "item")
+            return
+        if rule.node is next_item_rule and len(args) == 2:
+            self.add(args[0], f"{self.v(args[1])}, {g}, None", "item")
+            return
+        self.uses_live = True
+        inputs = dict.fromkeys(list(args) + list(node.kwargs.values()))
+        targets = [x for x in inputs if type(x) is not Constant and self.active(x)]
+        for x in targets:
+            if self.state.get(x, NONE):
+                self.emit(f"_ls.adj[{self.ref(x)}] = {self.g(x)}")
+
+        def live(x):
+            return f"_Live({self.ref(x)}, {self.v(x)}, {x in targets})"
+        kw = ", ".join(f"{n!r}: {live(x)}" for n, x in node.kwargs.items())
+        self.emit(f"{self.bind(rule.node)}(_ls, _Live({self.ref(node)}, v{self.ids[node]}, "
+                  f"True, ({''.join(live(x) + ', ' for x in args)}), {{{kw}}}), {g})")
+        for x in targets:
+            self.add(x, f"_ls.adj.pop({self.ref(x)}, None)", "replace")
+
+
+def where(node) -> str:
+    """A node's dump line, location and source line, for messages."""
+    loc = node.loc
+    if loc is None:
+        return format_node(node)
+    return f"{format_node(node)} at {loc}" + (f": {loc.source}" if loc.source else "")
+
+
+def _mode(node) -> str:
+    return "scalar" if type(node.value) in SCALARS else "general"
+
+
+def unalias(node):
+    """The node holding the value an alias (phi, bound argument, nested call) stands for."""
+    while True:
+        t = type(node)
+        if t is Phi or (t is Argument and isinstance(node.source, Node)):
+            node = node.source
+        elif t is NestedCall and node.child is not None and type(node.child.returned) is Return:
+            node = node.child.returned.inputs[0]
+        else:
+            return node
