@@ -65,15 +65,18 @@ class CodeInfo:
 
 
 def instrument(code: types.CodeType) -> CodeInfo:
-    """The cached CodeInfo of ``code``; ``info.error`` says why it could not be instrumented."""
-    info = _cache.get(code)
-    if info is not None:
+    """The cached CodeInfo of ``code``; ``info.error`` says why it could not be instrumented.
+
+    Cached by identity: code objects compare equal across files (equality ignores
+    ``co_filename``), and an equal code object must still keep its own file and lines."""
+    info = _cache.get(id(code))
+    if info is not None and info.code is code:
         return info
     with _lock:
-        info = _cache.get(code)
-        if info is None:
+        info = _cache.get(id(code))
+        if info is None or info.code is not code:
             info = _build(code)
-            _cache[code] = info
+            _cache[id(code)] = info     # the entry keeps ``code`` alive: its id stays unique
     return info
 
 
