@@ -47,6 +47,7 @@ class Replay:
         self.pending_raises: list = []
         self.int_literals: dict = {}
         self.aliasing = ArrayAliasing()
+        self.raised_by: dict = {}      # id(exception) -> the node whose value was raised
 
     # -- events ------------------------------------------------------------------------------
     def take(self):
@@ -283,7 +284,10 @@ class Frame:
             del self.stack[depth:]
             if lasti:
                 self.stack.append(self.r.literal(-1))
-            self.stack.append(self.constant("exception", exc, i))
+            raiser = self.r.raised_by.get(id(exc))
+            if raiser is None or raiser.value is not exc:   # raised by a primitive, or by
+                raiser = self.constant("exception", exc, i)  # ``raise SomeClass``
+            self.stack.append(raiser)
             self.raising = ()
             return h
         inputs = tuple(n for n in self.raising if isinstance(n, Node))

@@ -10,6 +10,7 @@ the access (``sweep.length`` recovers lengths of lists that changed later).
 """
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
@@ -107,6 +108,22 @@ def getitem_rule(sweep, node, g):
         sweep.unsupported(node, g, f"item of a {t.__name__}")
 
 
+def _computed_attribute(obj, name: str) -> bool:
+    """Is ``obj.name`` computed by code (a data descriptor such as a property, a custom
+    ``__getattribute__``/``__getattr__``) rather than read from the instance's fields?"""
+    t = type(obj)
+    if t.__getattribute__ is not object.__getattribute__:
+        return True
+    attr = inspect.getattr_static(t, name, None)
+    if attr is not None and hasattr(type(attr), "__get__") and (
+            hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__")):
+        return True                                   # data descriptors win over fields
+    fields = getattr(obj, "__dict__", None)
+    if isinstance(fields, dict) and name in fields:
+        return False
+    return attr is None and hasattr(t, "__getattr__")
+
+
 def getattr_rule(sweep, node, g):
     obj = node.args[0]
     name = node.args[1].value
@@ -120,6 +137,12 @@ def getattr_rule(sweep, node, g):
             sweep.add(obj, g)
         else:
             sweep.unsupported(node, g, f"attribute {name!r} of an ndarray")
+        return
+    if _computed_attribute(v, name):
+        # a property or other descriptor computed the value from state the tape does not
+        # show: a field adjoint would be a silent zero
+        sweep.unsupported(node, g, f"attribute {name!r} is computed by its type "
+                          f"({type(v).__name__}.{name}); read plain attributes or call a method")
         return
     sweep.add(obj, Sparse({name: g}))
 

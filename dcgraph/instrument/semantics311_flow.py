@@ -104,6 +104,8 @@ def _return_value(f, ins, i):
 @handles("RAISE_VARARGS")
 def _raise_varargs(f, ins, i):
     f.raising = _pop_n(f, ins.arg)
+    if f.raising and isinstance(f.raising[0], Node):
+        f.r.raised_by[id(f.raising[0].value)] = f.raising[0]   # where a handler finds it
     raise Missing
 
 

@@ -1,23 +1,34 @@
-"""Differential tests of the tracer on randomly generated Python functions.
+"""Differential tests of the tracer on generated Python programs.
 
-A small grammar builds the source of a module-level function ``f(a, b)`` (and a few helpers it
-may call): int/float arithmetic, local assignments, augmented assignment, if/elif/else, while
-loops with a bounded counter, for loops over ranges and list copies, break/continue, helper and
-closure calls (``nonlocal`` writes included), lambdas, list building, indexing and element
-writes, try/except ZeroDivisionError (with else/finally), list/set/dict comprehensions and
-generator expressions, ternaries, and/or, early returns and raised exceptions.
+1. ``test_generated_program_traced_equals_untraced``: a grammar (driven by hypothesis) builds a
+   module: a fixed prelude (a recursive function, a generator, a class with a property, a context
+   manager class) and a function ``f(a, b)`` with up to two helpers. Statements: int/float
+   arithmetic, assignments, augmented assignment, tuple swaps and star unpacking, if/elif/else,
+   while loops with a bounded counter (and else), for loops over ranges, list copies, dicts and
+   enumerate (and else), break/continue, try/except/else/finally with re-raise and ``raise ...
+   from``, ``with`` blocks, asserts, raises, early returns, global writes, list building,
+   indexing, element and slice writes and deletes, dict writes, attribute writes. Expressions:
+   helper calls (positional, keyword, ``*args``, ``**kwargs``, defaults), closures reading cells
+   and writing them through ``nonlocal``, lambdas (also made in a comprehension with defaults),
+   list/set/dict comprehensions and generator expressions, ternaries, and/or, walrus, chained
+   comparisons, ``in``, ``isinstance``, ``is None``, f-strings, builtins.
+   Each function runs untraced once, then traced 120 times (so the adaptive interpreter
+   specialises the instrumented code), then under ``DepthLimitContext(0)`` and ``(1)``; every
+   traced outcome must equal the untraced one: the ``repr`` of the returned value (so NaN and
+   -0.0 compare), or the exception's type and message (the exception carrying its ``tape``). The
+   last tape must build, lint, end in the outcome and print, and the function must still give
+   the same outcome untraced afterwards.
+2. ``test_fault_matrix``: a fault in each kind of instruction, in each frame position.
+3. ``test_generated_program_slices_are_sound`` / ``test_slice_dependency``: ``Tape.slice`` misses
+   no data dependency (checked by perturbing parameters along an unchanged path).
 
-Each generated function runs untraced once, then traced 120 times (so the adaptive interpreter
-specialises the instrumented code); every traced outcome must equal the untraced one: the
-``repr`` of the returned value (so NaN and -0.0 compare), or the exception's type and message
-(the exception must carry its ``tape``). The last tape must build and lint, and the function
-must still give the same outcome untraced afterwards.
-
-Deterministic: ``derandomize=True``. On failure the generated source is in the message.
+Deterministic: ``derandomize=True`` and no shrinking (each example costs 120 traced runs); on
+failure the generated source is in the message.
 """
 from __future__ import annotations
 
 import linecache
+import traceback
 import types
 
 import pytest
@@ -25,7 +36,7 @@ from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 import dcgraph
-from dcgraph import NestedCall, Raise, Return
+from dcgraph import Argument, Branch, NestedCall, PrimitiveCall, Raise, Return
 from dcgraph.instrument import instrument
 
 RUNS = 120
@@ -797,12 +808,24 @@ def base_outcome(fn, args):
         return ("raised", type(exc), str(exc))
 
 
+def generated_frames(exc):
+    """The traceback of ``exc`` within generated code: (file, function, line, column span)."""
+    return [(fr.filename, fr.name, fr.lineno, fr.colno, fr.end_colno)
+            for fr in traceback.extract_tb(exc.__traceback__)
+            if fr.filename.startswith("<generated-")]
+
+
 @pytest.mark.parametrize("wrapper", list(WRAPPERS))
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_fault_matrix(fault, wrapper):
     source = fault_program(fault, wrapper)
     fn, _ = compile_program(source)
     expected = base_outcome(fn, (0,))
+    plain_frames = None
+    try:
+        fn(0)
+    except BaseException as exc:  # noqa: BLE001
+        plain_frames = generated_frames(exc)
     for run in range(RUNS):
         try:
             result, tape = dcgraph.track(fn, 0)
@@ -810,6 +833,8 @@ def test_fault_matrix(fault, wrapper):
         except BaseException as exc:  # noqa: BLE001
             assert hasattr(exc, "tape"), f"{type(exc).__name__} propagated without a tape"
             got, tape, value = ("raised", type(exc), str(exc)), exc.tape, exc
+            # the traceback points at the same lines and columns of the user's code
+            assert generated_frames(exc) == plain_frames
         assert got == expected, f"traced run {run}: {got!r} != untraced {expected!r}\n{source}"
     tape.lint()
     end = tape.nodes[-1]
@@ -823,3 +848,271 @@ def test_fault_matrix(fault, wrapper):
             last = node.child.nodes[-1]
             assert isinstance(last, Raise), f"g raised but its tape ends with {last!r}"
     assert base_outcome(fn, (0,)) == expected, "instrumented code leaked into a plain call"
+
+
+# -- data-flow soundness of Tape.slice, by perturbation ----------------------------------------
+#
+# ``Tape.slice(node)`` is "node and every node it depends on". So if a returned value's slice does
+# not reach parameter ``p``, changing ``p`` (while the run takes the very same path: same node
+# kinds, callees and branch outcomes) must not change that value. A change means the slice
+# missed a dependency (an unsound backward pass / random-variable analysis downstream).
+
+def _shape(tape):
+    out = []
+    for n in tape.walk():
+        if isinstance(n, Branch):
+            out.append(("branch", n.edge, bool(n.taken)))
+        elif isinstance(n, PrimitiveCall):
+            out.append((n.kind, n.fn_name))
+        else:
+            out.append((n.kind,))
+    return out
+
+
+def _returned_parts(tape):
+    """The returned value's parts: the items of a returned tuple display, else the value."""
+    ret = tape.nodes[-1].inputs[0]
+    if isinstance(ret, PrimitiveCall) and ret.fn_name == "build_tuple":
+        return list(ret.args)
+    return [ret]
+
+
+def _reached_params(tape, node):
+    return {n.name for n in tape.slice(node) if isinstance(n, Argument) and n.tape is tape}
+
+
+def _perturbations(v):
+    return [v + 1, v * 2 + 3, -v - 1, v - 0.5]
+
+
+def slice_violations(fn, args):
+    """(part index, parameter, value, perturbed value) for each missed dependency found."""
+    try:
+        _, tape = dcgraph.track(fn, *args)
+    except Exception:  # noqa: BLE001 - only returning runs are checked
+        return []
+    if not isinstance(tape.nodes[-1], Return):
+        return []
+    parts = _returned_parts(tape)
+    shape = _shape(tape)
+    params = [a.name for a in tape.arguments][:len(args)]
+    found = []
+    for k, name in enumerate(params):
+        blind = [i for i, part in enumerate(parts) if name not in _reached_params(tape, part)]
+        if not blind:
+            continue
+        for alt in _perturbations(args[k]):
+            moved = args[:k] + (alt,) + args[k + 1:]
+            try:
+                _, other = dcgraph.track(fn, *moved)
+            except Exception:  # noqa: BLE001
+                continue
+            if _shape(other) != shape:
+                continue
+            other_parts = _returned_parts(other)
+            for i in blind:
+                before, after = repr(parts[i].value), repr(other_parts[i].value)
+                if before != after:
+                    found.append((i, name, f"{name}={args[k]!r}: {before}",
+                                  f"{name}={alt!r}: {after}"))
+            if found:
+                return found
+    return found
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])
+@given(programs())
+def test_generated_program_slices_are_sound(program):
+    source, args = program
+    note(source)
+    fn, _ = compile_program(source)
+    found = slice_violations(fn, args)
+    assert not found, (f"returned part {found[0][0]} does not depend on parameter "
+                       f"{found[0][1]!r} per Tape.slice, yet {found[0][2]} but {found[0][3]}"
+                       f"\n{source}")
+
+
+SLICE_PRELUDE = """\
+class Holder:
+    def __init__(self):
+        self.x = 0
+
+    @property
+    def doubled(self):
+        return self.x * 2
+
+
+class Log:
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        self.log.append(len(self.log))
+        return False
+
+"""
+
+# (id, source of f(a), whether a returned part must reach parameter ``a``)
+SLICE_CASES = [
+    ("negative_index_aliases_positive", """
+def f(a):
+    lst = [0, 0, 0]
+    lst[-1] = a
+    return lst[2]
+""", True),
+    ("property_reads_another_attribute", """
+def f(a):
+    h = Holder()
+    h.x = a
+    return h.doubled
+""", True),
+    ("dunder_dict_read_after_setattr", """
+def f(a):
+    h = Holder()
+    h.x = a
+    return h.__dict__['x']
+""", True),
+    ("generator_expression_reads_closure", """
+def f(a):
+    return sum(a for _ in range(2))
+""", True),
+    ("lambda_closure_called_by_builtin", """
+def f(a):
+    return list(map(lambda v: v + a, [1, 2]))
+""", True),
+    ("with_exit_mutates_through_self", """
+def f(a):
+    log = [a]
+    with Log(log):
+        pass
+    return log
+""", True),
+    ("caught_exception_carries_raised_value", """
+def f(a):
+    try:
+        raise ValueError(a)
+    except ValueError as e:
+        return e.args[0]
+""", True),
+    ("caught_exception_raised_by_callee", """
+def raiser(a):
+    raise ValueError(a)
+
+def f(a):
+    try:
+        raiser(a)
+    except ValueError as e:
+        return e.args[0]
+""", True),
+    ("assert_message_caught", """
+def f(a):
+    try:
+        assert False, a
+    except AssertionError as e:
+        return str(e)
+""", True),
+    # controls: these already hold
+    ("exact_key_write", """
+def f(a):
+    lst = [0, 0, 0]
+    lst[2] = a
+    return lst[2]
+""", True),
+    ("closure_called_traced", """
+def f(a):
+    def g():
+        return a
+    return g()
+""", True),
+    ("list_comprehension_reads_closure", """
+def f(a):
+    return [a for _ in range(2)]
+""", True),
+    ("other_key_write_is_not_a_dependency", """
+def f(a):
+    lst = [0, 0, 0]
+    lst[0] = a
+    return lst[1]
+""", False),
+]
+
+
+@pytest.mark.parametrize("source,depends", [c[1:] for c in SLICE_CASES],
+                         ids=[c[0] for c in SLICE_CASES])
+def test_slice_dependency(source, depends):
+    fn, _ = compile_program(SLICE_PRELUDE + source)
+    result, tape = dcgraph.track(fn, 3)
+    tape.lint()
+    reached = set().union(*(_reached_params(tape, p) for p in _returned_parts(tape)))
+    assert ("a" in reached) == depends, (
+        f"Tape.slice of the returned value {'misses' if depends else 'includes'} parameter a "
+        f"(result {result!r})\n{source}")
+    if depends:
+        assert repr(fn(3)) != repr(fn(4)), "the case must really depend on a"
+
+
+# -- code objects equal across files -----------------------------------------------------------
+#
+# Code objects compare equal when their bytecode, constants, names and line table are equal,
+# whatever their file (co_filename) and qualified name: the same function text at the same
+# line of two modules. Tracing one must not borrow the other's file.
+
+TWO_FILES = """\
+G = 0
+
+
+def inner():
+    return G
+
+
+def boom(x):
+    return 1 // x
+
+
+def f(a):
+    global G
+    G = a * {k}
+    return inner()
+"""
+
+
+def _two_modules():
+    fns = []
+    for k in (1, 2):
+        source = TWO_FILES.format(k=k)
+        filename = f"<two-files-{k}-{_serial[0]}>"
+        _serial[0] += 1
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        ns = {"__name__": f"two_files_{k}"}
+        exec(compile(source, filename, "exec"), ns)
+        fns.append(ns)
+    assert fns[0]["inner"].__code__ == fns[1]["inner"].__code__   # equal, not identical
+    return fns
+
+
+def test_equal_code_in_another_file_keeps_its_own_file():
+    first, second = _two_modules()
+    dcgraph.track(first["f"], 1)          # instruments first's inner and boom
+    _, tape = dcgraph.track(second["f"], 5)
+    tape.lint()
+    call = tape.find(fn="inner")[0]
+    assert call.child.nodes[0].loc.filename == second["f"].__code__.co_filename
+    # the global written by second.f is what second.inner read: a data dependency
+    assert any(isinstance(n, Argument) and n.name == "a" for n in tape.slice(tape.nodes[-1]))
+
+    def last_file(call):
+        try:
+            call()
+        except ZeroDivisionError as exc:
+            return traceback.extract_tb(exc.__traceback__)[-1].filename
+        raise AssertionError("no ZeroDivisionError")
+
+    dcgraph.track(first["boom"], 1)
+    assert last_file(lambda: dcgraph.track(second["boom"], 0)) == last_file(
+        lambda: second["boom"](0)), "the traceback names the other file"

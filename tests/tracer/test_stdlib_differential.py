@@ -744,6 +744,35 @@ def test_python_callees_are_traced(fn, args, kwargs):
             failures.add(f"{f.__module__}.{f.__qualname__}: {err}")
     assert not failures, "\n".join(sorted(failures))
     assert tape.nodes  # built
+    assert str(tape)   # and printable
+
+
+@pytest.mark.parametrize("depth", [0, 2])
+@pytest.mark.parametrize("fn,args,kwargs", CASES)
+def test_depth_limited_tracing_matches(fn, args, kwargs, depth):
+    """With calls below ``depth`` recorded as primitives, the outcome is unchanged and the
+    (shallower) tape still lints."""
+    expected = _outcome(fn, args, kwargs)
+    ctx = dcgraph.DepthLimitContext(depth)
+    for _ in range(10):
+        try:
+            got, tape = ("value", dcgraph.track(fn, *args, ctx=ctx, **kwargs)[0]), None
+        except Exception as exc:  # noqa: BLE001
+            got = ("raised", type(exc), str(exc))
+        assert got == expected
+    try:
+        _, tape = dcgraph.track(fn, *args, ctx=ctx, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        tape = exc.tape
+    tape.lint()
+    assert max(t.depth for t in _tapes(tape)) <= depth
+
+
+def _tapes(tape):
+    yield tape
+    for node in tape.walk():
+        if isinstance(node, NestedCall) and node.child is not None:
+            yield node.child
 
 
 def test_random_reseeded_matches_module_level():
