@@ -53,6 +53,16 @@ class Missing(Exception):
     the instruction raised."""
 
 
+_PRIMITIVE = object()   # memo value: the callable runs as it is
+
+
+def _remember(memo: dict, f, decision) -> None:
+    try:
+        memo[f] = decision
+    except Exception:
+        pass                             # unhashable callables are decided each time
+
+
 class Level:
     """Decisions for calls made from traced frames at one call depth."""
 
@@ -69,9 +79,14 @@ class Level:
         run = self.run
         run.next_depth = self.depth + 1   # read by the callee's prologue if it is traced
         try:
-            return self.memo[f]
+            copy = self.memo[f]
         except Exception:                # a miss, or an unhashable / oddly comparing callable
             return run.decide(f, self)
+        if copy is _PRIMITIVE:
+            return f
+        if copy.__defaults__ is f.__defaults__ and copy.__kwdefaults__ is f.__kwdefaults__:
+            return copy
+        return run.decide(f, self)       # f's defaults were replaced: a fresh copy
 
 
 class SubstitutingLevel(Level):
@@ -95,7 +110,6 @@ class Run:
         self.log: list = []
         self.levels: list[Level] = []
         self.next_depth = 0
-        self.functions: dict = {}       # id(function) -> (function, instrumented copy)
         self.unsupported: dict = {}     # code -> reason it was not instrumented
 
     def level(self, depth: int) -> Level:
@@ -109,18 +123,15 @@ class Run:
     def decide(self, f, level: Level):
         """Decide and memoise per level (bound methods are rebuilt per call, not memoised)."""
         target = f.__func__ if type(f) is types.MethodType else f
-        result = f
         if type(target) is types.FunctionType and not self.ctx.is_primitive(target, level.depth + 1):
             traced = self.instrumented_function(target)
             if traced is not None:
                 if target is not f:
                     return types.MethodType(traced, f.__self__)
-                result = traced
-        try:
-            level.memo[f] = result
-        except Exception:
-            pass                         # unhashable callables are decided each time
-        return result
+                _remember(level.memo, f, traced)
+                return traced
+        _remember(level.memo, f, _PRIMITIVE)
+        return f
 
     def instrumented_function(self, fn: types.FunctionType):
         """A copy of ``fn`` running instrumented code, or None when it cannot be traced."""

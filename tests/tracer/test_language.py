@@ -312,3 +312,18 @@ def test_context_substitute_replaces_a_call_and_records_it_under_the_original():
     assert result == 43.0
     call = tape.find(fn=math.sqrt)[0]
     assert call.value == 42.0
+
+
+def test_replacing_defaults_during_a_run_is_seen():
+    def with_default(x, k=1):
+        return x * k
+
+    def f():
+        first = with_default(2)
+        with_default.__defaults__ = (10,)
+        return first, with_default(2)
+
+    try:
+        assert dcgraph.track(f)[0] == (2, 20)
+    finally:
+        with_default.__defaults__ = (1,)
