@@ -14,7 +14,6 @@ import argparse
 import ast
 import importlib
 import importlib.util
-import random
 import sys
 from pathlib import Path
 
