@@ -59,7 +59,7 @@ def test_demo_and_the_installed_script():
     assert p.returncode == 0
     assert p.stdout.startswith("geom(n, beta, rng) = n if rng.random() < beta else geom(n + 1, beta, rng)\n"
                                "traced geom(0, 0.3, default_rng(7)) = 3\n")
-    assert "@6: [L126] geom(@5, @1, @2) = 3" in p.stdout      # the plain dump
+    assert "@6: [L125] geom(@5, @1, @2) = 3" in p.stdout      # the plain dump
     assert "▸ @6 geom(@5, @1, @2) = 3" in p.stdout           # then the rich tree
     script = Path(sys.executable).with_name("dcgraph")
     if script.exists():
