@@ -43,6 +43,8 @@ from __future__ import annotations
 import linecache
 from typing import Any, Callable, Iterator
 
+from .tape_views import TapeViews
+
 __all__ = ["Location", "Node", "Argument", "Constant", "PrimitiveCall", "NestedCall", "Branch",
            "Phi", "Return", "Raise", "Tape", "LintError", "NODE_KINDS"]
 
@@ -221,7 +223,7 @@ class LintError(AssertionError):
     """A tape invariant does not hold; the message names the tape and node."""
 
 
-class Tape:
+class Tape(TapeViews):
     """The nodes one traced frame recorded, in execution order; nested calls own child tapes.
 
     A tape may be *lazy*: ``track`` returns it before its nodes are built from the event log;
@@ -404,46 +406,6 @@ class Tape:
         ``node.meta["adjoint"]``; returns {argument name: gradient} (``dcgraph.ad.backward``)."""
         from .ad import backward
         return backward(self, seed)
-
-    # -- views (dcgraph.views) -----------------------------------------------------------------
-    def show(self, depth=2, values=True, max_nodes=2000, file=None, width=None, color=None) -> None:
-        """Print a ``rich`` tree: kinds coloured, calls nested to ``depth``, loops folded."""
-        from .views.rich_tree import show
-        show(self, depth, values, max_nodes, file, width, color)
-
-    def to_dot(self, depth=3, max_nodes=300, highlight=None, values=True) -> str:
-        """Graphviz DOT text: nested calls as clusters, data edges solid, control dashed."""
-        from .views.dot import to_dot
-        return to_dot(self, depth, max_nodes, highlight, values)
-
-    def to_svg(self, path=None, depth=3, max_nodes=300, highlight=None, values=True):
-        """SVG text (or write it to ``path`` and return None); needs Graphviz's ``dot``."""
-        from .views.dot import to_svg
-        return to_svg(self, path, depth, max_nodes, highlight, values)
-
-    def to_html(self, path=None, depth=3, max_nodes=400, highlight=None, title=None) -> str:
-        """A self-contained HTML explorer (call tree beside the graph, slices on click)."""
-        from .views.explorer import to_html
-        return to_html(self, path, depth, max_nodes, highlight, title)
-
-    def to_json(self, path=None, indent=None, max_array=10_000) -> str:
-        """The tape as versioned JSON (``dcgraph.views.jsonio`` documents the schema)."""
-        from .views.jsonio import to_json
-        return to_json(self, path, indent, max_array)
-
-    @staticmethod
-    def from_json(source) -> "Tape":
-        """A tape reopened from JSON text, a dict, or a path."""
-        from .views.jsonio import from_json
-        return from_json(source)
-
-    def _repr_svg_(self):
-        from .views.dot import repr_svg
-        return repr_svg(self)
-
-    def _repr_html_(self):
-        from .views.html import repr_html
-        return repr_html(self)
 
     def __repr__(self):
         built = self._build is None
