@@ -10,23 +10,7 @@ import dcgraph
 from dcgraph.analysis import RandomContext, conditional, enumerate_conditional, random_variables
 from dcgraph.dist import Bernoulli, Categorical
 
-MU = (-1.0, 2.0)
-TRANS = ((0.7, 0.3), (0.2, 0.8))
-
-
-def hmm(rng, T=6):
-    z = [0] * T
-    x = [0.0] * T
-    z[0] = rng.choice(2)
-    x[0] = rng.normal(MU[z[0]], 1.0)
-    for t in range(1, T):
-        if z[t - 1] == 0:
-            p = TRANS[0]
-        else:
-            p = TRANS[1]
-        z[t] = rng.choice(2, p=p)
-        x[t] = rng.normal(MU[z[t]], 1.0)
-    return z, x
+from rv_models import MU, TRANS, hmm  # noqa: E402,F401
 
 
 def _hmm_run(seed):

@@ -55,23 +55,8 @@ def test_geom_addresses_are_stable_across_runs_with_the_same_seed():
 
 
 # -- HMMs: precise element reads through writes and appends ---------------------------------------
-MU = (-1.0, 2.0)
-TRANS = ((0.7, 0.3), (0.2, 0.8))
-
-
-def hmm_setitem(rng, T=6):
-    z = [0] * T
-    x = [0.0] * T
-    z[0] = rng.choice(2)
-    x[0] = rng.normal(MU[z[0]], 1.0)
-    for t in range(1, T):
-        if z[t - 1] == 0:
-            p = TRANS[0]
-        else:
-            p = TRANS[1]
-        z[t] = rng.choice(2, p=p)
-        x[t] = rng.normal(MU[z[t]], 1.0)
-    return z, x
+from rv_models import MU, TRANS  # noqa: E402,F401
+from rv_models import hmm as hmm_setitem  # noqa: E402
 
 
 def hmm_append(rng, T=6):
