@@ -17,6 +17,7 @@ class Context:
 
     primitive_modules: tuple = ("numpy", "scipy", "dcgraph")
     depth_dependent = False   # True when is_primitive's answer depends on the call depth
+    _substitutes = False      # set per subclass: does it override ``substitute``?
 
     def __init__(self, primitive_modules=None, primitive=()):
         if primitive_modules is not None:
@@ -40,7 +41,12 @@ class Context:
         return None
 
     def substitutes(self) -> bool:
-        return type(self).substitute is not Context.substitute
+        """Whether ``substitute`` is overridden (then the hook asks it at every call)."""
+        return type(self)._substitutes
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._substitutes = cls.substitute is not Context.substitute
 
     def annotates(self) -> bool:
         """Whether any ``on_<kind>`` hook is defined (saves a walk when none is)."""

@@ -66,18 +66,19 @@ def _remember(memo: dict, f, decision) -> None:
 class Level:
     """Decisions for calls made from traced frames at one call depth."""
 
-    __slots__ = ("run", "depth", "memo", "append")
+    __slots__ = ("run", "depth", "child_depth", "memo", "append", "hook_method")
 
     def __init__(self, run: "Run", depth: int):
-        self.run, self.depth = run, depth
+        self.run, self.depth, self.child_depth = run, depth, depth + 1
         self.memo = run.shared_memo if run.shared_memo is not None else {}
         self.append = run.log.append
+        self.hook_method = self.hook       # one bound method, handed to every frame
 
     def hook(self, f):
         """Log the callable; return it (primitive) or its instrumented copy (traced)."""
         self.append(f)
         run = self.run
-        run.next_depth = self.depth + 1   # read by the callee's prologue if it is traced
+        run.next_depth = self.child_depth  # read by the callee's prologue if it is traced
         try:
             copy = self.memo[f]
         except Exception:                # a miss, or an unhashable / oddly comparing callable
@@ -109,16 +110,22 @@ class Run:
         self.level_class = SubstitutingLevel if ctx.substitutes() else Level
         self.log: list = []
         self.levels: list[Level] = []
+        self.levels.append(self.level_class(self, 0))     # the root's, always needed
         self.next_depth = 0
         self.unsupported: dict = {}     # code -> reason it was not instrumented
 
+    def close(self) -> None:
+        """The run is over (no instrumented frame of it can call its hooks again): drop the
+        levels, which refer back to the run, so the run is freed without the cycle collector."""
+        for level in self.levels:
+            level.hook_method = None
+        self.levels.clear()
+
     def level(self, depth: int) -> Level:
-        try:
-            return self.levels[depth]
-        except IndexError:
-            while len(self.levels) <= depth:
-                self.levels.append(self.level_class(self, len(self.levels)))
-            return self.levels[depth]
+        levels = self.levels
+        while len(levels) <= depth:
+            levels.append(self.level_class(self, len(levels)))
+        return levels[depth]
 
     def decide(self, f, level: Level):
         """Decide and memoise per level (bound methods are rebuilt per call, not memoised)."""
@@ -187,11 +194,12 @@ def enter(mark: EntryMark, args: tuple):
     run = getattr(_state, "run", None)
     if run is None:   # instrumented code never runs outside track; stay harmless if it does
         return _discard, _identity
-    level = run.level(run.next_depth)
+    levels, depth = run.levels, run.next_depth
+    level = levels[depth] if depth < len(levels) else run.level(depth)
     append = level.append
     append(mark)
     append(args)
-    return append, level.hook
+    return append, level.hook_method
 
 
 def current_run() -> Run | None:

@@ -41,6 +41,7 @@ returned. Values are recorded by reference: a container shows its final state.
 from __future__ import annotations
 
 import linecache
+from types import MappingProxyType
 from typing import Any, Callable, Iterator
 
 from .tape_views import TapeViews
@@ -226,17 +227,21 @@ class LintError(AssertionError):
 class Tape(TapeViews):
     """The nodes one traced frame recorded, in execution order; nested calls own child tapes.
 
+    ``untraced`` (root tapes): code object -> why calls of it were recorded as primitive.
+
     A tape may be *lazy*: ``track`` returns it before its nodes are built from the event log;
     the first access builds every tape of the run at once.
     """
 
+    untraced = MappingProxyType({})   # replaced on root tapes by track
+
     def __init__(self, code=None, fn=None, parent: NestedCall | None = None):
         self.code, self.fn, self.parent = code, fn, parent
         self._nodes: list[Node] = []
-        self._build: Callable[[], None] | None = None
+        self._build: Callable[["Tape"], None] | None = None   # fills this tape
         self.result = None      # the frame's return value (or the exception it raised)
         self.raised = False
-        self.untraced: dict = {}  # root only: code object -> why calls of it were primitive
+
 
     # -- building -------------------------------------------------------------------------
     def append(self, node: Node) -> Node:
@@ -258,7 +263,7 @@ class Tape(TapeViews):
             raise build
         self._build = None
         try:
-            build()
+            build(self)
         except BaseException as exc:
             self._build = exc
             raise

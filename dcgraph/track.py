@@ -1,6 +1,7 @@
 """``track(f, *args, **kwargs)``: run ``f`` instrumented and return its result and tape."""
 from __future__ import annotations
 
+import functools
 import sys
 import types
 
@@ -38,6 +39,7 @@ def track(f, *args, ctx: Context | None = None, **kwargs):
         result = call(*args, **kwargs)
     except BaseException as exc:
         state.run = previous
+        run.close()
         tape = _tape(run, f, traced, args, kwargs, exc, None, True)
         try:
             exc.tape = tape
@@ -45,6 +47,7 @@ def track(f, *args, ctx: Context | None = None, **kwargs):
             pass
         raise
     state.run = previous
+    run.close()
     return result, _tape(run, f, traced, args, kwargs, None, result, False)
 
 
@@ -57,17 +60,18 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
         _primitive_root(tape, f, args, kwargs, exc, result, raised)
         return tape
 
-    def build():
-        # The replay recurses a few Python frames per traced frame; the run itself was bounded
-        # by the recursion limit, so a multiple of it bounds the replay.
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 5 * limit + 200))
-        try:
-            replay_run()
-        finally:
-            sys.setrecursionlimit(limit)
+    tape._build = functools.partial(_build, run=run, f=f, args=args, kwargs=kwargs, exc=exc,
+                                    result=result, raised=raised)
+    return tape
 
-    def replay_run():
+
+def _build(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> None:
+    """Replay the run's log into ``tape`` (called once, by ``Tape.nodes``)."""
+    # The replay recurses a few Python frames per traced frame; the run itself was bounded by
+    # the recursion limit, so a multiple of it bounds the replay.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 5 * limit + 200))
+    try:
         replay = Replay(run.log, run.ctx, exc)
         first = replay.peek()
         if type(first) is not EntryMark:
@@ -78,12 +82,11 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
         frame.enter(None, None)
         frame.run()
         replay.finish(tape)
-        if run.ctx.annotates():
-            for node in tape.walk():
-                run.ctx.annotate(node)
-
-    tape._build = build
-    return tape
+    finally:
+        sys.setrecursionlimit(limit)
+    if run.ctx.annotates():
+        for node in tape.walk():
+            run.ctx.annotate(node)
 
 
 def _primitive_root(tape: Tape, f, args, kwargs, exc, result, raised) -> None:

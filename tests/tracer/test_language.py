@@ -241,7 +241,7 @@ def test_a_failed_build_is_never_shown_half_built():
     tape = dcgraph.Tape()
     calls = []
 
-    def broken():
+    def broken(t):
         calls.append(1)
         tape.append(dcgraph.Return((), None))
         raise RuntimeError("replay failed")
