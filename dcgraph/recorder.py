@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import types
 
-__all__ = ["BlockMark", "EntryMark", "Run", "enter", "current_run", "Missing"]
+__all__ = ["BlockMark", "EntryMark", "Run", "enter", "Missing"]
 
 _state = threading.local()
 
@@ -200,7 +200,3 @@ def enter(mark: EntryMark, args: tuple):
     append(mark)
     append(args)
     return append, level.hook_method
-
-
-def current_run() -> Run | None:
-    return getattr(_state, "run", None)

@@ -54,7 +54,6 @@ class CodeInfo:
         self.entry_mark = EntryMark(self)
         self.marks: list = []            # per block: BlockMark or None
         self.literals: dict = {}         # instruction index -> shared literal Constant
-        self.lines: list = []
         self.offsets: list = []
         self.params: tuple = ()
         self.cell_params: tuple = ()
@@ -106,7 +105,6 @@ def _build(code: types.CodeType) -> CodeInfo:
 def _plan(info: CodeInfo, s: Structure) -> None:
     info.structure = s
     n = len(s.instrs)
-    info.lines = [ins.lineno for ins in s.instrs]
     info.offsets = s.offsets
     code = info.code
     nparams = code.co_argcount + code.co_kwonlyargcount
