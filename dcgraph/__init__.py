@@ -6,16 +6,16 @@ variables, gradients, ...) are imported on first use, so ``import dcgraph`` stay
 """
 from importlib import import_module
 
-from .context import Context, DepthLimitContext
+from .tracer.context import Context, DepthLimitContext
 from .tape import (NODE_KINDS, Argument, Branch, Constant, LintError, NestedCall, Node, Phi,
                    PrimitiveCall, Raise, Return, Tape)
-from .track import track
+from .tracer.track import track
 
 _LAZY = {
     "random_variables": "dcgraph.analysis",
     "conditional": "dcgraph.analysis",
     "RandomContext": "dcgraph.analysis",
-    "register_random": "dcgraph.random_primitives",
+    "register_random": "dcgraph.analysis.random_primitives",
     "grad": "dcgraph.ad",
     "value_and_grad": "dcgraph.ad",
     "vjp": "dcgraph.ad",

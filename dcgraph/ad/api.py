@@ -18,7 +18,7 @@ import inspect
 import numpy as np
 
 from ..tape import PrimitiveCall, Tape
-from ..track import track
+from ..tracer.track import track
 from .compiled import GuardFailed, NotCompilable, compile_gradient, structure_key
 from .core import Sweep
 from .values import Sparse, carries, densify

@@ -24,8 +24,8 @@ import types
 
 import numpy as np
 
-from .. import ops
-from ..printing import BINARY_SYMBOLS, UNARY_SYMBOLS
+from ..tracer import ops
+from ..tape.printing import BINARY_SYMBOLS, UNARY_SYMBOLS
 from ..tape import Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall
 from .core import _FAST, Sweep
 from .codegen_backward import (DONE, ENTER, NODE, TEMPLATES, BackwardEmitter,  # noqa: F401

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..printing import format_node
+from ..tape.printing import format_node
 from ..tape import Argument, Constant, NestedCall, Node, Phi, PrimitiveCall, Return
 from .core import _FAST
 from .registry import _drop, load_deferred, lookup, primitive_name

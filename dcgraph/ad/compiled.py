@@ -23,7 +23,7 @@ import types
 
 import numpy as np
 
-from .. import ops
+from ..tracer import ops
 from ..tape import Argument, Constant, NestedCall, PrimitiveCall, Raise, Return
 from .codegen import NotCompilable, generate, symbol, unalias, where
 from .core import Sweep

@@ -48,9 +48,10 @@ def render_readme() -> str:
     groups: dict = {}
     for name in names:
         head = name.split(".")[0] if "." in name else "builtins"
-        if name.startswith(("numpy.ndarray.", "numpy.linalg.", "scipy.special.", "scipy.stats.",
-                            "dcgraph.ops.")):
+        if name.startswith(("numpy.ndarray.", "numpy.linalg.", "scipy.special.", "scipy.stats.")):
             head = ".".join(name.split(".")[:2])
+        elif name.startswith("dcgraph.tracer.ops."):
+            head = "dcgraph.tracer.ops"
         groups.setdefault(head, []).append(name)
     out = [_HEADER.format(count=len(names))]
     for head in sorted(groups):

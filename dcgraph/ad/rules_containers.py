@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-from .. import ops
+from ..tracer import ops
 from .registry import defnode, definplace, defzero
 from .values import RESULT, Sparse, dense_array, unbroadcast
 

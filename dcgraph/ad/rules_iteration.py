@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ops
+from ..tracer import ops
 from .registry import defnode, defzero
 from .values import Sparse
 

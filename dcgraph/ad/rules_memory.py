@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ops
+from ..tracer import ops
 from .registry import MissingRuleError, definplace, defvjp
 from .values import dense_array, unbroadcast
 

@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from ..ops import mutated_argument
+from ..tracer.ops import mutated_argument
 from ..tape import Argument, NestedCall, Phi, PrimitiveCall, Return
 
 __all__ = ["Versions", "StaleValueError"]

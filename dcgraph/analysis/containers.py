@@ -30,7 +30,7 @@ import operator
 
 import numpy as np
 
-from .. import ops
+from ..tracer import ops
 from ..tape import Argument, NestedCall, Node, Phi, PrimitiveCall, Return
 
 __all__ = ["Containers"]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import operator
 from typing import Callable
 
-from .. import ops
+from ..tracer import ops
 from ..tape import (Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise,
                     Return, Tape)
 from .containers import Containers

@@ -21,8 +21,8 @@ import copy
 import sys
 import types
 
-from .. import random_primitives as registry
-from ..track import track
+from . import random_primitives as registry
+from ..tracer.track import track
 from .addresses import Addresser, site_of_frames
 from .randomcontext import RandomContext
 

@@ -2,7 +2,7 @@
 
 A branch at the end of block ``b`` influences what runs after it in the same frame until control
 reaches ``b``'s immediate post-dominator. ``FrameFlow`` computes, from the instrumented code's
-static structure (``dcgraph.instrument.instrument(code).structure``), every block's immediate
+static structure (``dcgraph.tracer.instrument.instrument(code).structure``), every block's immediate
 post-dominator over the normal control-flow edges (a virtual exit follows every block without
 successors: returns and raises), the block of each recorded instruction offset, and the unique
 successor of blocks that end without a conditional jump (so a run through blocks that recorded
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import types
 
-from ..instrument import instrument
+from ..tracer.instrument import instrument
 
 __all__ = ["FrameFlow", "frame_flow"]
 

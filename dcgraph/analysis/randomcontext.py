@@ -14,8 +14,8 @@ call of a registered function is one choice, its insides are skipped).
 """
 from __future__ import annotations
 
-from .. import random_primitives as registry
-from ..context import Context
+from . import random_primitives as registry
+from ..tracer.context import Context
 
 __all__ = ["RandomContext"]
 

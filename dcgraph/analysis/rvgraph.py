@@ -1,6 +1,6 @@
 """The random-variable graph of one run: ``random_variables(tape)``.
 
-Every registered random call that ran (``dcgraph.random_primitives``) is a ``RandomChoice``
+Every registered random call that ran (``dcgraph.analysis.random_primitives``) is a ``RandomChoice``
 with an address (``addresses``; a layer may give its own name in ``node.meta['address']``),
 its distribution when the registry knows it (or ``node.meta['distribution']``), its parameter
 nodes, its value and whether it was observed (``node.meta['observed']``, or the ``observed``
@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .. import random_primitives as registry
+from . import random_primitives as registry
 from ..tape import Node, PrimitiveCall, Tape
 from .addresses import Addresser, callable_name, site_of_node
 from .dependence import Dependence, walk_skipping_sources

@@ -10,7 +10,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..slicing import dependencies
+from ..tape.slicing import dependencies
 from ..tape import Argument, Branch, NestedCall, Node, Tape
 from .fold import Fold, Row, iter_items
 

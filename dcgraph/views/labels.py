@@ -3,7 +3,7 @@ display style per kind. Values are written by ``values``; references are ``@inde
 node's own tape, literals inline, as in the plain dump."""
 from __future__ import annotations
 
-from ..printing import call_text, format_node, ref
+from ..tape.printing import call_text, format_node, ref
 from ..tape import Argument, Branch, Constant, Node, Phi, PrimitiveCall, Raise, Return
 
 __all__ = ["op_text", "value_sep", "fn_label", "has_value", "KIND_STYLE", "KIND_MARK"]

@@ -1,7 +1,7 @@
 """Writes into existing arrays and through shared memory (once gaps of the tracer: the
 gradient through such a write was silently zero). numpy functions that write into an argument
 (``np.copyto``, a ufunc's ``out=``) are mutations; a write through a view makes its base a new
-version and a read of a view sees writes to its base (``dcgraph.aliasing``)."""
+version and a read of a view sees writes to its base (``dcgraph.tracer.aliasing``)."""
 import numpy as np
 import pytest
 

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import dcgraph
-from dcgraph import random_primitives as registry
+from dcgraph.analysis import random_primitives as registry
 from dcgraph.analysis import FiniteChoice, RandomContext, random_variables
 from dcgraph.dist import Categorical, Normal
 

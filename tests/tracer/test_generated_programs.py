@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 import dcgraph
 from dcgraph import Argument, Branch, NestedCall, PrimitiveCall, Raise, Return
-from dcgraph.instrument import instrument
+from dcgraph.tracer.instrument import instrument
 
 RUNS = 120
 WRAP = 10007          # loop bodies keep numbers bounded: every assignment there is taken mod WRAP

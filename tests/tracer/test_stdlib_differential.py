@@ -65,7 +65,7 @@ import pytest
 
 import dcgraph
 from dcgraph import NestedCall, Raise, Return
-from dcgraph.instrument import instrument
+from dcgraph.tracer.instrument import instrument
 
 RUNS = 120
 

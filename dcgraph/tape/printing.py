@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from .tape import (Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise,
+from .nodes import (Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise,
                    Return, Tape)
 
 __all__ = ["format_tape", "format_node", "short_repr", "ref", "call_text"]

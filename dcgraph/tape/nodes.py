@@ -44,7 +44,7 @@ import linecache
 from types import MappingProxyType
 from typing import Any, Callable, Iterator
 
-from .tape_views import TapeViews
+from .views import TapeViews
 
 __all__ = ["Location", "Node", "Argument", "Constant", "PrimitiveCall", "NestedCall", "Branch",
            "Phi", "Return", "Raise", "Tape", "LintError", "NODE_KINDS"]
@@ -409,7 +409,7 @@ class Tape(TapeViews):
     def backward(self, seed=1.0) -> dict:
         """Reverse sweep from the returned value with adjoint ``seed``: adjoints go to
         ``node.meta["adjoint"]``; returns {argument name: gradient} (``dcgraph.ad.backward``)."""
-        from .ad import backward
+        from ..ad import backward
         return backward(self, seed)
 
     def __repr__(self):

@@ -15,7 +15,7 @@ import types
 from bytecode import Bytecode, Instr, TryBegin
 
 from ..recorder import BlockMark, EntryMark, enter
-from ..tape import Constant, Location
+from ...tape.nodes import Constant, Location
 from . import py311 as ops
 from .analysis import Structure, Unsupported, analyse
 

@@ -25,11 +25,11 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .analysis.finite import FiniteChoice
-from .dist import (Beta, Binomial, Categorical, Cauchy, ChiSquared, Dirichlet, Exponential, Gamma,
+from .finite import FiniteChoice
+from ..dist import (Beta, Binomial, Categorical, Cauchy, ChiSquared, Dirichlet, Exponential, Gamma,
                    Laplace, Logistic, LogNormal, Multinomial, MvNormal, NegativeBinomial, Normal,
                    Pareto, Poisson, StudentT, Uniform, Weibull)
-from .dist.base import Distribution
+from ..dist.base import Distribution
 
 __all__ = ["RANDOM_PRIMITIVES", "RandomPrimitive", "register_random", "unregister_random", "lookup",
            "is_random_state", "RANDOM_STATE_TYPES", "works_in_place"]

@@ -1,7 +1,7 @@
 """``Tape.lint()``: the invariants every tape satisfies, checked node by node."""
 from __future__ import annotations
 
-from .tape import (Argument, Branch, Constant, LintError, NestedCall, Node, Phi, PrimitiveCall,
+from .nodes import (Argument, Branch, Constant, LintError, NestedCall, Node, Phi, PrimitiveCall,
                    Raise, Return, Tape)
 
 __all__ = ["lint_tape"]

@@ -17,7 +17,7 @@ import types
 
 from .instrument.semantics311 import Folded, Placeholder
 from .recorder import MARK_TYPES, EntryMark, Missing
-from .tape import (Argument, Branch, Constant, Location, NestedCall, Node, Phi, PrimitiveCall,
+from ..tape import (Argument, Branch, Constant, Location, NestedCall, Node, Phi, PrimitiveCall,
                    Raise, Return, Tape)
 import numpy as np
 

@@ -9,7 +9,7 @@ from .context import Context
 from .recorder import EntryMark, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
-from .tape import Argument, PrimitiveCall, Raise, Return, Tape
+from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 
 __all__ = ["track"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 
-from .tape import Argument, NestedCall, Node, PrimitiveCall, Raise
+from .nodes import Argument, NestedCall, Node, PrimitiveCall, Raise
 
 __all__ = ["dependencies"]
 

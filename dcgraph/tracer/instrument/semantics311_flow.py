@@ -3,7 +3,7 @@ exceptions. Registers into the same table as ``semantics311`` (which imports thi
 from __future__ import annotations
 
 from ..recorder import Missing
-from ..tape import Node
+from ...tape.nodes import Node
 from . import py311
 from .semantics311 import _pop_n, handles
 from .. import ops
