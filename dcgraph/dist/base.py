@@ -171,6 +171,13 @@ class Distribution(abc.ABC):
             out[key] = unbroadcast(val, target)
         return out
 
+    # ----------------------------------------------------------------- Gen choices
+    def __matmul__(self, address):
+        """``dist @ address`` inside a ``dcgraph.gen`` generative function: a random choice at
+        ``address`` (handled by ``dcgraph.gen``, imported on first use)."""
+        from ..gen.runtime import choice
+        return choice(self, address)
+
     # ----------------------------------------------------------------- sampling
     @abc.abstractmethod
     def _sample(self, rng: np.random.Generator, size: tuple) -> np.ndarray:
