@@ -1,10 +1,14 @@
-"""NUTS speed: gradient evaluations per second, ESS per second, per-leapfrog overhead.
+"""NUTS speed and efficiency: wall time, ESS per gradient, gradient evaluations per second,
+per-leapfrog overhead.
 
 Target: the 100-dimensional standard normal.  Compares with NumPyro and
 BlackJAX on the same target when they are installed (extra ``bench``), and
-skips them cleanly otherwise.
+skips them cleanly otherwise.  ESS per gradient is the minimum bulk ESS over
+the 100 coordinates divided by the leapfrog steps after warm-up; it varies
+a lot from seed to seed (NumPyro: 0.054-0.148 over seeds 0-7), so it is
+reported for every seed and averaged.
 
-    python benchmarks/bench_nuts.py [--draws 1000] [--warmup 1000] [--chains 4] [--seed 0]
+    python benchmarks/bench_nuts.py [--draws 1000] [--warmup 1000] [--chains 2] [--seeds 4]
 """
 
 from __future__ import annotations
@@ -24,10 +28,13 @@ def std_normal(q):
     return -0.5 * q.dot(q), -q
 
 
-def bench_dcgraph(draws, warmup, chains, seed):
+def bench_dcgraph(draws, warmup, chains, seed, metric_estimate="gradient", parallel=False, jitter=0.0):
+    """One run.  In one process (``parallel=False``) the sampling phase's CPU time is
+    measured; with worker processes only the wall time means anything."""
     target = Target(logdensity_and_grad=std_normal, dim=DIM)
     t0, c0 = time.perf_counter(), time.process_time()
-    result = sample(target, NUTS(), draws=draws, warmup=warmup, chains=chains, seed=seed, progress=False)
+    result = sample(target, NUTS(metric_estimate=metric_estimate, step_size_jitter=jitter), draws=draws, warmup=warmup, chains=chains,
+                    seed=seed, progress=False, parallel=parallel)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     total_grads = int(result.n_grad_evals)  # sampling phase only
     # CPU seconds of the sampling phase: the wall-clock share scaled by CPU/wall of the run,
@@ -42,7 +49,7 @@ def bench_dcgraph(draws, warmup, chains, seed):
         "min_ess_bulk": ess,
         "ess_per_s": ess / sampling_time,
         "ess_per_grad": ess / total_grads,
-        "mean_tree_depth": float(result.stats["tree_depth"].mean()),
+        "mean_leapfrog": float(result.stats["n_leapfrog"].mean()),
         "step_size": float(np.mean([p.step_size for p in result.tuned])),
     }
 
@@ -71,7 +78,8 @@ def overhead_per_leapfrog(dim, transitions=500, repeats=5, seed=0):
     return per_step * 1e6, per_call * 1e6, (per_step - per_call) * 1e6
 
 
-def bench_numpyro(draws, warmup, chains, seed):
+def bench_numpyro(draws, warmup, chains, seeds):
+    """Per seed: wall time (the first run includes compilation) and ESS per gradient."""
     try:
         import jax
         import jax.numpy as jnp
@@ -84,18 +92,18 @@ def bench_numpyro(draws, warmup, chains, seed):
     def potential(q):
         return 0.5 * jnp.dot(q, q)
 
-    out = {}
+    out = []
     mcmc = MCMC(NumPyroNUTS(potential_fn=potential), num_warmup=warmup, num_samples=draws,
                 num_chains=chains, chain_method="vectorized", progress_bar=False)
-    for label in ("first run (with compilation)", "second run (same MCMC object)"):
+    for seed in seeds:
         t0 = time.perf_counter()
         mcmc.run(jax.random.PRNGKey(seed), init_params=jnp.zeros((chains, DIM)) + 0.1, extra_fields=("num_steps",))
         x = np.asarray(mcmc.get_samples(group_by_chain=True))
         wall = time.perf_counter() - t0
-        steps = int(np.asarray(mcmc.get_extra_fields()["num_steps"]).sum())
+        steps = np.asarray(mcmc.get_extra_fields()["num_steps"])
         ess = float(np.min(ess_bulk(x)))
-        out[label] = {"wall_s": wall, "min_ess_bulk": ess, "ess_per_s_wall": ess / wall,
-                      "sampling_grads": steps, "ess_per_grad": ess / steps}
+        out.append({"seed": seed, "wall_s": wall, "min_ess_bulk": ess, "ess_per_grad": ess / int(steps.sum()),
+                    "mean_leapfrog": float(steps.mean())})
     return out
 
 
@@ -131,21 +139,33 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=1000)
-    parser.add_argument("--chains", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--chains", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=4, help="seeds 0 .. N-1")
     args = parser.parse_args(argv)
+    seeds = range(args.seeds)
 
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}")
-    print(f"target: {DIM}-d standard normal; {args.chains} chains x ({args.warmup} warm-up + {args.draws} draws), seed {args.seed}\n")
+    print(f"target: {DIM}-d standard normal; {args.chains} chains x ({args.warmup} warm-up + {args.draws} draws), "
+          f"seeds 0-{args.seeds - 1}\n")
 
-    r = bench_dcgraph(args.draws, args.warmup, args.chains, args.seed)
-    print("dcgraph.infer NUTS (diag metric), chains in one process:")
-    print(f"  wall / CPU time (incl. warm-up) {r['wall_s']:.2f} s / {r['cpu_s']:.2f} s")
-    print(f"  gradient evaluations / s       {r['grads_per_s']:,.0f}  (sampling phase, CPU time)")
-    print(f"  min bulk ESS                   {r['min_ess_bulk']:,.0f}")
-    print(f"  min bulk ESS / s               {r['ess_per_s']:,.0f}  (sampling phase, CPU time)")
-    print(f"  min bulk ESS / gradient        {r['ess_per_grad']:.3f}")
-    print(f"  mean tree depth, step size     {r['mean_tree_depth']:.2f}, {r['step_size']:.3f}")
+    figures = {}
+    for key, estimate, jitter, label in (
+        ("gradient", "gradient", 0.0, "gradient-scaled diagonal metric (default)"),
+        ("variance", "variance", 0.0, "Stan's variance diagonal metric"),
+        ("jitter", "gradient", 0.5, "gradient-scaled metric, step_size_jitter=0.5"),
+    ):
+        runs = [bench_dcgraph(args.draws, args.warmup, args.chains, seed, estimate, jitter=jitter) for seed in seeds]
+        figures[key] = np.mean([r["ess_per_grad"] for r in runs])
+        print(f"dcgraph.infer NUTS, {label}, chains in one process:")
+        print("  ESS / gradient per seed         " + ", ".join(f"{r['ess_per_grad']:.3f}" for r in runs)
+              + f"  (mean {figures[key]:.3f})")
+        print(f"  mean leapfrog steps, step size  {np.mean([r['mean_leapfrog'] for r in runs]):.2f}, "
+              f"{np.mean([r['step_size'] for r in runs]):.3f}")
+        print(f"  gradient evaluations / s        {np.mean([r['grads_per_s'] for r in runs]):,.0f}  (sampling phase, CPU time)")
+        print(f"  min bulk ESS / s                {np.mean([r['ess_per_s'] for r in runs]):,.0f}  (sampling phase, CPU time)")
+        print(f"  wall time per run (incl. warm-up) {np.mean([r['wall_s'] for r in runs]):.2f} s")
+    walls = [bench_dcgraph(args.draws, args.warmup, args.chains, seed, parallel=None)["wall_s"] for seed in seeds]
+    print(f"  wall time per run, chains in worker processes (the default): {np.mean(walls):.2f} s")
 
     print("\nper-leapfrog CPU cost (fixed step, diagonal metric, best of 5 x 500 transitions):")
     for dim in (10, 100, 1000):
@@ -153,15 +173,20 @@ def main(argv=None):
         print(f"  d={dim:<5d} total {total:6.2f} us, target {target:5.2f} us, sampler overhead {overhead:6.2f} us")
 
     print()
-    np_res = bench_numpyro(args.draws, args.warmup, args.chains, args.seed)
+    np_res = bench_numpyro(args.draws, args.warmup, args.chains, seeds)
     if np_res is None:
         print("NumPyro: skipped (not installed; pip install 'dcgraph[bench]')")
     else:
+        mean = np.mean([v["ess_per_grad"] for v in np_res])
         print("NumPyro NUTS (jax, float64, chain_method=vectorized, warm-up + sampling wall time):")
-        for label, v in np_res.items():
-            print(f"  {label}: wall {v['wall_s']:.2f} s, min bulk ESS {v['min_ess_bulk']:,.0f}, "
-                  f"ESS / s (wall) {v['ess_per_s_wall']:,.0f}, ESS / gradient {v['ess_per_grad']:.3f}")
-    bj = bench_blackjax(args.draws, args.warmup, args.seed)
+        print("  ESS / gradient per seed         " + ", ".join(f"{v['ess_per_grad']:.3f}" for v in np_res)
+              + f"  (mean {mean:.3f})")
+        print(f"  mean leapfrog steps             {np.mean([v['mean_leapfrog'] for v in np_res]):.2f}")
+        print(f"  wall time, first run (compiles) {np_res[0]['wall_s']:.2f} s; later runs "
+              f"{np.mean([v['wall_s'] for v in np_res[1:]]) if len(np_res) > 1 else float('nan'):.2f} s")
+        print(f"  ratio dcgraph / NumPyro, mean ESS per gradient: {figures['gradient'] / mean:.2f} "
+              f"(Stan's metric estimate: {figures['variance'] / mean:.2f}; with jitter 0.5: {figures['jitter'] / mean:.2f})")
+    bj = bench_blackjax(args.draws, args.warmup, 0)
     if bj is None:
         print("BlackJAX: skipped (not installed)")
     else:

@@ -2,15 +2,17 @@
 sampling and Gibbs blocks; diagnostics (rank-normalised R-hat, bulk/tail ESS,
 MCSE) and summaries.
 
-Needs only a log density (and, for the Hamiltonian kernels, its gradient)::
+Needs only a log density (the Hamiltonian kernels differentiate it with
+:func:`dcgraph.value_and_grad` unless a gradient is given)::
 
-    from dcgraph.infer import NUTS, sample, summary
-    result = sample(target, NUTS(), draws=1000, warmup=1000, chains=4, seed=1, init=x0)
-    summary(result)
+    from dcgraph.infer import sample
+    result = sample(logp, draws=1000, warmup=1000, chains=4, seed=1, init=x0)
+    print(result.summary())
 """
 
 from .adaptation import dual_averaging_init, dual_averaging_update, warmup_windows
-from .chains import DivergenceWarning, sample
+from .chain import ChainStatus
+from .chains import DivergenceWarning, IncompleteSamplingWarning, SamplingError, sample
 from .diagnostics import (
     ess_bulk,
     ess_mean,
@@ -33,12 +35,12 @@ from .plots import plot_trace
 from .result import SampleResult
 from .slice import Slice, slice_step
 from .summary import Summary, SummaryRow, summary
-from .target import InvalidPointError, Target, as_target
+from .target import AutoGradient, InvalidPointError, Target, as_target, with_autodiff
 
 __all__ = [
     "NUTS", "HMC", "RandomWalkMetropolis", "Slice", "Gibbs", "ExactConditional", "BlockTarget", "Kernel",
-    "sample", "SampleResult", "DivergenceWarning",
-    "Target", "as_target", "InvalidPointError",
+    "sample", "SampleResult", "DivergenceWarning", "IncompleteSamplingWarning", "SamplingError", "ChainStatus",
+    "Target", "as_target", "with_autodiff", "AutoGradient", "InvalidPointError",
     "nuts_step", "hmc_step", "mh_step", "slice_step", "hmc_init", "leapfrog", "find_reasonable_step_size",
     "HMCState", "MHState", "HMCParams", "NUTSInfo", "HMCInfo", "Metric",
     "dual_averaging_init", "dual_averaging_update", "warmup_windows",

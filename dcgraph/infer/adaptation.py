@@ -5,7 +5,8 @@ drives a step size (or proposal scale) towards a target mean acceptance
 statistic.  Covariance is estimated in a fast initial buffer, then a
 sequence of doubling "slow" windows, then a terminal buffer; at the end of
 each window the estimate (shrunk towards ``1e-3 * I``) becomes the new
-metric and the step size is re-initialised.
+metric and the step size is re-initialised.  A diagonal metric can be
+estimated from positions and gradients together (:func:`gradient_scaled_variance`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "CovarianceAdaptState",
     "covariance_adapt_init",
     "covariance_adapt_update",
+    "gradient_scaled_variance",
     "HMCTuning",
     "hmc_tuning_init",
     "hmc_tuning_update",
@@ -158,37 +160,72 @@ def welford_covariance(state: WelfordState, regularize: bool = True) -> np.ndarr
     return cov
 
 
+def gradient_scaled_variance(positions: WelfordState, grads: WelfordState, regularize: bool = True) -> np.ndarray:
+    """Diagonal inverse mass ``sqrt(Var[x] / Var[grad log p])`` per coordinate.
+
+    The diagonal metric that minimises the Fisher divergence between the
+    preconditioned target and a standard normal (the estimator of nutpie, and
+    of PyMC's ``adapt_diag_grad``).  For any Gaussian with diagonal covariance
+    it equals the variances exactly, whatever the sample, where the variances
+    of a few hundred autocorrelated draws are off by 10-30% in some
+    coordinates.  Coordinates whose gradient does not vary fall back to
+    ``Var[x]``; the result is regularised as :func:`welford_covariance`.
+    """
+    n = positions.count
+    if n < 2 or grads.count != n:
+        raise ValueError("need at least two (position, gradient) observations")
+    var_x = positions.m2 / (n - 1)
+    var_g = grads.m2 / (n - 1)
+    usable = (var_g > 0) & np.isfinite(var_g)
+    est = np.where(usable, np.sqrt(var_x / np.where(usable, var_g, 1.0)), var_x)
+    if regularize:
+        est = (n / (n + 5.0)) * est + 1e-3 * 5.0 / (n + 5.0)
+    return est
+
+
 class CovarianceAdaptState(NamedTuple):
     """Position in the warm-up schedule and the current window's estimator."""
 
     windows: tuple
     estimator: WelfordState
     iteration: int
+    grad_estimator: WelfordState | None = None
 
 
-def covariance_adapt_init(dim: int, n_warmup: int, dense: bool, **window_kwargs) -> CovarianceAdaptState:
-    """Start windowed covariance estimation for ``n_warmup`` iterations."""
-    return CovarianceAdaptState(warmup_windows(n_warmup, **window_kwargs), welford_init(dim, dense), 0)
+def covariance_adapt_init(
+    dim: int, n_warmup: int, dense: bool, use_gradients: bool = False, **window_kwargs
+) -> CovarianceAdaptState:
+    """Start windowed covariance estimation for ``n_warmup`` iterations.
+
+    ``use_gradients`` (diagonal only): estimate :func:`gradient_scaled_variance`
+    from positions and gradients instead of the variances of the positions.
+    """
+    if use_gradients and dense:
+        raise ValueError("gradient-scaled estimation is for diagonal metrics only")
+    grads = welford_init(dim, False) if use_gradients else None
+    return CovarianceAdaptState(warmup_windows(n_warmup, **window_kwargs), welford_init(dim, dense), 0, grads)
 
 
-def covariance_adapt_update(state: CovarianceAdaptState, position: np.ndarray):
-    """Record one warm-up draw.
+def covariance_adapt_update(state: CovarianceAdaptState, position: np.ndarray, grad: np.ndarray | None = None):
+    """Record one warm-up draw (and its log-density gradient, when the state uses gradients).
 
     Returns ``(new_state, covariance)`` where ``covariance`` is the regularised
     estimate when a window just closed, else ``None``.
     """
     i = state.iteration
-    estimator = state.estimator
+    estimator, grads = state.estimator, state.grad_estimator
     for start, end in state.windows:
         if start <= i < end:
             estimator = welford_update(estimator, position)
+            if grads is not None:
+                grads = welford_update(grads, grad)
             if i + 1 == end:
-                cov = welford_covariance(estimator)
-                dense = estimator.m2.ndim == 2
-                fresh = welford_init(position.shape[0], dense)
-                return CovarianceAdaptState(state.windows, fresh, i + 1), cov
+                cov = welford_covariance(estimator) if grads is None else gradient_scaled_variance(estimator, grads)
+                dim, dense = position.shape[0], estimator.m2.ndim == 2
+                fresh_grads = None if grads is None else welford_init(dim, False)
+                return CovarianceAdaptState(state.windows, welford_init(dim, dense), i + 1, fresh_grads), cov
             break
-    return CovarianceAdaptState(state.windows, estimator, i + 1), None
+    return CovarianceAdaptState(state.windows, estimator, i + 1, grads), None
 
 
 class HMCTuning(NamedTuple):
@@ -213,17 +250,21 @@ def hmc_tuning_init(
     target_accept: float = 0.8,
     step_size: float | None = None,
     adapt_metric: bool = True,
+    metric_from_gradients: bool = False,
 ) -> HMCTuning:
     """Begin warm-up from ``state``.
 
     A ``step_size`` of ``None`` is found by :func:`find_reasonable_step_size` and
     then adapted; a given one is kept fixed.  ``adapt_metric`` estimates the
-    metric (diagonal or dense, like ``metric``) in windows.
+    metric (diagonal or dense, like ``metric``) in windows; ``metric_from_gradients``
+    (diagonal only) estimates it with :func:`gradient_scaled_variance`.
     """
     adapt_step = step_size is None
     if adapt_step:
         step_size = find_reasonable_step_size(rng, grad_fn, metric, state)
-    cov = covariance_adapt_init(state.position.shape[0], n_warmup if adapt_metric else 0, metric.dense)
+    cov = covariance_adapt_init(
+        state.position.shape[0], n_warmup if adapt_metric else 0, metric.dense, metric_from_gradients and not metric.dense
+    )
     return HMCTuning(float(step_size), metric, dual_averaging_init(step_size), cov, target_accept, adapt_step, adapt_metric)
 
 
@@ -233,7 +274,7 @@ def hmc_tuning_update(rng: np.random.Generator, grad_fn, state: HMCState, tuning
     if tuning.adapt_step_size:
         dual = dual_averaging_update(dual, accept_stat, tuning.target_accept)
         step_size = dual.step_size
-    covariance, cov = covariance_adapt_update(tuning.covariance, state.position)
+    covariance, cov = covariance_adapt_update(tuning.covariance, state.position, state.grad)
     if cov is not None:
         metric = Metric.from_inverse_mass(cov)
         if tuning.adapt_step_size:

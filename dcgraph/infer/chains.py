@@ -1,175 +1,51 @@
-"""The multi-chain driver: initial points, warm-up, sampling, processes, progress.
+"""The multi-chain driver: :func:`sample`.
 
 Each chain ``c`` draws all its randomness from
 ``SeedSequence(seed).spawn(chains)[c]``, so a run is reproducible from its
-seed whether its chains run in this process or in worker processes.
+seed whether its chains run in this process, in worker processes or on any
+``concurrent.futures.Executor``.  Nothing a chain drew is lost: Ctrl-C
+returns the draws so far (marked incomplete), and an exception in the log
+density raises :class:`SamplingError` carrying them.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import concurrent.futures as cf
 import os
-import pickle
-import queue as queue_module
-import time
-import traceback
 import warnings
-from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from .chain import ChainOutput, ChainStatus, run_chain
+from .executors import ChainProgress, processes_can_run, run_on_executor, run_processes, run_serial
 from .result import SampleResult, parse_layout
-from .target import InvalidPointError, as_target
+from .target import as_target, with_autodiff
 
-__all__ = ["sample", "run_chain", "ChainOutput", "DivergenceWarning"]
-
-_MAX_INIT_TRIES = 100
+__all__ = ["sample", "run_chain", "ChainOutput", "ChainStatus", "DivergenceWarning", "SamplingError",
+           "IncompleteSamplingWarning"]
 
 
 class DivergenceWarning(RuntimeWarning):
     """Some post-warm-up transitions diverged: the draws may be biased."""
 
 
-class ChainOutput(NamedTuple):
-    """Everything one chain produced."""
-
-    draws: np.ndarray
-    stats: dict
-    warmup_draws: np.ndarray | None
-    warmup_stats: dict
-    tuned: Any
-    elapsed: tuple
+class IncompleteSamplingWarning(RuntimeWarning):
+    """Sampling was interrupted: the result holds the draws so far."""
 
 
-def _columns(infos: list, logdensities: list) -> dict[str, np.ndarray]:
-    """Per-transition info records -> statistic name -> 1-D array."""
-    out = {}
-    if infos:
-        first = infos[0]
-        if hasattr(first, "_fields"):
-            for name, column in zip(first._fields, zip(*infos)):
-                out[name] = np.asarray(column)
-        else:
-            for name in first:
-                out[name] = np.asarray([info[name] for info in infos])
-    out["logdensity"] = np.asarray(logdensities, dtype=float)
-    return out
+class SamplingError(RuntimeError):
+    """The log density raised in one or more chains (or a chain's worker process died).
 
+    ``result``: the :class:`SampleResult` of the draws so far of every chain
+    (``result.complete`` is false); ``statuses``: one
+    :class:`~dcgraph.infer.chain.ChainStatus` per chain.  The first failing
+    chain's exception is the ``__cause__``.
+    """
 
-def _initial_state(kernel, target, rng, init, dim):
-    """Initialise the chain; random inits are uniform on (-2, 2)^d, retried up to 100 times."""
-    if init is not None:
-        position = init(rng) if callable(init) else init
-        position = np.array(position, dtype=float)
-        if position.shape != (dim,):
-            raise ValueError(f"initial point has shape {position.shape}, expected ({dim},)")
-        return kernel.init(target, position)
-    last = None
-    for _ in range(_MAX_INIT_TRIES):
-        try:
-            return kernel.init(target, rng.uniform(-2.0, 2.0, size=dim))
-        except InvalidPointError as exc:
-            last = exc
-    raise InvalidPointError(
-        f"no valid initial point in {_MAX_INIT_TRIES} random tries on (-2, 2)^{dim}; last problem: {last}. "
-        "Pass init= with a point where the log density and gradient are finite."
-    )
-
-
-def run_chain(
-    kernel,
-    target,
-    seed_sequence: np.random.SeedSequence,
-    n_draws: int,
-    n_warmup: int,
-    init=None,
-    dim: int | None = None,
-    save_warmup: bool = False,
-    report: Callable[[int], None] | None = None,
-) -> ChainOutput:
-    """Run one chain: initialise, warm up, then draw.  ``report(k)`` is called with
-    the number of iterations completed, about a hundred times per chain."""
-    rng = np.random.default_rng(seed_sequence)
-    state = _initial_state(kernel, target, rng, init, dim)
-    total = n_warmup + n_draws
-    every = max(1, total // 100)
-    done = 0
-    t0 = time.perf_counter()
-    tuning = kernel.start_warmup(rng, target, state, n_warmup)
-    positions, infos, lps = [], [], []
-    for _ in range(n_warmup):
-        state, tuning, info = kernel.warmup_step(rng, target, state, tuning)
-        if save_warmup:
-            positions.append(state.position)
-            infos.append(info)
-            lps.append(state.logdensity)
-        done += 1
-        if report is not None and done % every == 0:
-            report(done)
-    params = kernel.finish_warmup(tuning)
-    dim = state.position.shape[0]
-    warm = (np.array(positions, dtype=float).reshape(len(positions), dim), _columns(infos, lps)) if save_warmup else (None, {})
-    t1 = time.perf_counter()
-    positions, infos, lps = [], [], []
-    step = kernel.step
-    for _ in range(n_draws):
-        state, info = step(rng, target, state, params)
-        positions.append(state.position)
-        infos.append(info)
-        lps.append(state.logdensity)
-        done += 1
-        if report is not None and done % every == 0:
-            report(done)
-    t2 = time.perf_counter()
-    if report is not None:
-        report(total)
-    draws = np.array(positions, dtype=float).reshape(n_draws, dim)
-    return ChainOutput(draws, _columns(infos, lps), warm[0], warm[1], params, (t1 - t0, t2 - t1))
-
-
-def _worker(jobs, messages, kernel, target, n_draws, n_warmup, save_warmup):
-    for chain, seed_sequence, init, dim in jobs:
-        try:
-            out = run_chain(
-                kernel, target, seed_sequence, n_draws, n_warmup, init, dim, save_warmup,
-                report=lambda k, c=chain: messages.put(("progress", c, k)),
-            )
-            messages.put(("done", chain, out))
-        except BaseException as exc:  # noqa: BLE001 - forwarded to the parent
-            text = traceback.format_exc()
-            try:
-                pickle.dumps(exc)
-            except Exception:  # noqa: BLE001
-                exc = RuntimeError(str(exc))
-            messages.put(("error", chain, (exc, text)))
-            return
-
-
-class _Progress:
-    """A rich progress bar with one row per chain, or nothing."""
-
-    def __init__(self, enabled, chains, total):
-        self.bar = None
-        if enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            self.bar = Progress(
-                TextColumn("chain {task.fields[chain]}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            )
-            self.tasks = [self.bar.add_task("", total=total, chain=c) for c in range(chains)]
-
-    def __enter__(self):
-        if self.bar is not None:
-            self.bar.start()
-        return self
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.stop()
-
-    def update(self, chain, completed):
-        if self.bar is not None:
-            self.bar.update(self.tasks[chain], completed=completed)
+    def __init__(self, message: str, result: SampleResult, statuses):
+        super().__init__(message)
+        self.result = result
+        self.statuses = tuple(statuses)
 
 
 def _progress_enabled(progress) -> bool:
@@ -180,50 +56,14 @@ def _progress_enabled(progress) -> bool:
     return Console(stderr=True).is_terminal
 
 
-def _run_processes(jobs, n_proc, kernel, target, n_draws, n_warmup, save_warmup, bar):
-    methods = mp.get_all_start_methods()
-    ctx = mp.get_context("fork" if "fork" in methods else "spawn")
-    if ctx.get_start_method() != "fork":
-        try:
-            pickle.dumps((kernel, target))
-        except Exception as exc:
-            raise TypeError(
-                "parallel chains on this platform need a picklable target and kernel "
-                f"(no fork start method): {exc}"
-            ) from exc
-    messages = ctx.Queue()
-    groups = [jobs[k::n_proc] for k in range(n_proc)]
-    procs = [
-        ctx.Process(target=_worker, args=(g, messages, kernel, target, n_draws, n_warmup, save_warmup), daemon=True)
-        for g in groups if g
-    ]
-    for p in procs:
-        p.start()
-    outputs = {}
-    try:
-        with bar:
-            while len(outputs) < len(jobs):
-                try:
-                    kind, chain, payload = messages.get(timeout=0.5)
-                except queue_module.Empty:
-                    dead = [p for p in procs if p.exitcode not in (None, 0)]
-                    if dead:
-                        raise RuntimeError(f"a chain worker process died with exit code {dead[0].exitcode}") from None
-                    continue
-                if kind == "progress":
-                    bar.update(chain, payload)
-                elif kind == "done":
-                    outputs[chain] = payload
-                else:
-                    exc, text = payload
-                    exc.add_note(f"in chain {chain} (worker process):\n{text}")
-                    raise exc
-    finally:
-        for p in procs:
-            if p.is_alive() and len(outputs) < len(jobs):
-                p.terminate()
-            p.join(timeout=5)
-    return [outputs[c] for c in range(len(jobs))]
+def _n_processes(parallel, chains: int) -> int:
+    """``parallel``: None (processes when there are several chains and CPUs), False, True or a count."""
+    cpus = os.cpu_count() or 1
+    if parallel is None or parallel is True:
+        return min(chains, cpus)
+    if parallel is False:
+        return 1
+    return min(chains, int(parallel))
 
 
 def sample(
@@ -237,20 +77,35 @@ def sample(
     init=None,
     dim: int | None = None,
     names=None,
-    parallel: bool | int = False,
+    parallel: bool | int | None = None,
+    executor: cf.Executor | None = None,
     progress: bool | None = None,
     save_warmup: bool = False,
+    index_base: int = 1,
 ) -> SampleResult:
     """Run ``chains`` chains of ``kernel`` (default :class:`NUTS`) on ``target``.
 
-    ``target``: a callable log density, an object with ``logdensity`` /
+    ``target``: a callable log density (NUTS and HMC differentiate it with
+    :func:`dcgraph.value_and_grad`), an object with ``logdensity`` /
     ``logdensity_and_grad`` methods, or a :class:`Target`.  ``init``: a
     ``(d,)`` point for all chains, a ``(chains, d)`` array, a callable
     ``rng -> point``, or ``None`` for uniform draws on (-2, 2)^d (then the
-    dimension comes from ``dim`` or ``target.dim``).  ``parallel``: ``True``
-    for one process per chain (up to the CPU count), or a number of
-    processes.  ``progress``: ``None`` shows a bar only on a terminal.
-    ``names``: see :func:`~dcgraph.infer.result.parse_layout`.
+    dimension comes from ``dim`` or ``target.dim``).
+
+    Where chains run: ``executor`` (any ``concurrent.futures.Executor``, e.g. a
+    ``dask.distributed`` client's ``get_executor()``); otherwise ``parallel``:
+    ``None`` (default) for one process per chain up to the CPU count (in
+    this process when there is one CPU, or when the platform cannot fork and
+    the target does not pickle), ``False`` for this process, or a number of
+    processes.  The draws depend only on ``seed``.  ``progress``: ``None``
+    shows a bar per chain only on a terminal.  ``names`` and ``index_base``:
+    see :func:`~dcgraph.infer.result.parse_layout`.
+
+    Ctrl-C stops every chain and returns the draws so far (``result.complete``
+    is false, with an :class:`IncompleteSamplingWarning`).  An exception in the
+    log density ends its chain, the other chains run on, and
+    :class:`SamplingError` is raised with the draws of every chain; when no
+    chain completed an iteration the first exception is raised as it is.
     Warns with :class:`DivergenceWarning` when transitions diverged.
     """
     from .nuts import NUTS
@@ -258,43 +113,91 @@ def sample(
     kernel = NUTS() if kernel is None else kernel
     target = as_target(target, dim=dim)
     if getattr(kernel, "needs_gradient", False) and not target.has_grad:
-        raise TypeError(f"{type(kernel).__name__} needs a gradient: give the target a logdensity_and_grad")
+        target = with_autodiff(target)
     draws, warmup, chains = int(draws), int(warmup), int(chains)
     if draws < 1 or warmup < 0 or chains < 1:
         raise ValueError(f"need draws >= 1, warmup >= 0, chains >= 1; got {draws}, {warmup}, {chains}")
+    if executor is not None and not isinstance(executor, cf.Executor):
+        raise TypeError(f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}")
     inits, dim = _chain_inits(init, chains, dim if dim is not None else target.dim)
     seed_sequence = np.random.SeedSequence(seed)
     jobs = [(c, s, inits[c], dim) for c, s in enumerate(seed_sequence.spawn(chains))]
-    bar = _Progress(_progress_enabled(progress), chains, warmup + draws)
-    n_proc = 0 if not parallel else min(chains, os.cpu_count() or 1) if parallel is True else int(parallel)
-    if n_proc > 1 and chains > 1:
-        outputs = _run_processes(jobs, min(n_proc, chains), kernel, target, draws, warmup, save_warmup, bar)
+    bar = ChainProgress(_progress_enabled(progress), chains, warmup + draws)
+    args = (jobs, kernel, target, draws, warmup, save_warmup, bar)
+    n_proc = _n_processes(parallel, chains)
+    if parallel is None and n_proc > 1 and not processes_can_run(kernel, target):
+        n_proc = 1  # the default quietly stays in this process where chains cannot be sent to workers
+    if executor is not None:
+        outputs = run_on_executor(executor, *args)
+    elif n_proc > 1:
+        outputs = run_processes(jobs, n_proc, *args[1:])
     else:
-        outputs = []
-        with bar:
-            for c, s, point, d in jobs:
-                outputs.append(run_chain(kernel, target, s, draws, warmup, point, d, save_warmup,
-                                         report=lambda k, c=c: bar.update(c, k)))
-    stats = {k: np.stack([o.stats[k] for o in outputs]) for k in outputs[0].stats}
-    result = SampleResult(
-        np.stack([o.draws for o in outputs]),
-        stats,
-        parse_layout(names, outputs[0].draws.shape[1]),
-        seed=seed_sequence.entropy,
-        tuned=[o.tuned for o in outputs],
-        elapsed=np.array([o.elapsed for o in outputs]),
-        warmup_draws=np.stack([o.warmup_draws for o in outputs]) if save_warmup else None,
-        warmup_stats={k: np.stack([o.warmup_stats[k] for o in outputs]) for k in outputs[0].warmup_stats},
-        kernel=type(kernel).__name__,
-    )
+        outputs = run_serial(*args)
+    statuses = [o.status for o in outputs]
+    failed = [s for s in statuses if s.stopped == "error"]
+    if failed and not any(s.draws_done or s.warmup_done for s in statuses):
+        first = failed[0]
+        if first.traceback and first.error.__traceback__ is None:  # raised in another process
+            first.error.add_note(f"in {first.describe()}:\n{first.traceback}")
+        raise first.error
+    result = _assemble(outputs, names, dim, seed_sequence.entropy, type(kernel).__name__, warmup, save_warmup,
+                       index_base)
+    if failed:
+        lines = [s.describe() for s in failed]
+        error = SamplingError(
+            f"sampling failed in {len(failed)} of {chains} chains: " + "; ".join(lines)
+            + ". The draws so far of every chain are in this exception's .result", result, statuses,
+        )
+        for s in failed:
+            if s.traceback:
+                error.add_note(f"{s.describe()}:\n{s.traceback}")
+        raise error from failed[0].error
+    if not result.complete:
+        warnings.warn(
+            "sampling interrupted; the result holds the draws so far: "
+            + "; ".join(s.describe() for s in statuses if s.stopped),
+            IncompleteSamplingWarning, stacklevel=2,
+        )
     if result.divergences:
         warnings.warn(
-            f"{result.divergences} of {chains * draws} transitions after warm-up diverged; "
+            f"{result.divergences} of {result.n_chains * result.n_draws} transitions after warm-up diverged; "
             "the draws may be biased (try a higher target_accept or reparameterise)",
             DivergenceWarning,
             stacklevel=2,
         )
     return result
+
+
+def _assemble(outputs: list[ChainOutput], names, dim, seed, kernel_name, warmup, save_warmup, index_base) -> SampleResult:
+    """One :class:`SampleResult`; when chains stopped early, the chains with draws,
+    cut to the shortest of them (``result.chain_draws`` keeps every draw)."""
+    dim = next((o.draws.shape[1] for o in outputs if o.draws.shape[0]), dim or 0)
+    kept = [o for o in outputs if o.draws.shape[0]]
+    n = min((o.draws.shape[0] for o in kept), default=0)
+    keys = [k for k in (kept[0].stats if kept else {}) if all(k in o.stats for o in kept)]
+    stats = {k: np.stack([o.stats[k][:n] for o in kept]) if kept else np.zeros((0, 0)) for k in keys}
+    warmup_draws, warmup_stats = None, {}
+    if save_warmup:
+        have = [o for o in (kept or outputs) if o.warmup_draws is not None]
+        m = min((o.warmup_draws.shape[0] for o in have), default=0)
+        warmup_draws = np.stack([o.warmup_draws[:m] for o in have]) if have else np.zeros((0, 0, dim))
+        wkeys = [k for k in (have[0].warmup_stats if have else {}) if all(k in o.warmup_stats for o in have)]
+        warmup_stats = {k: np.stack([o.warmup_stats[k][:m] for o in have]) for k in wkeys}
+    return SampleResult(
+        np.stack([o.draws[:n] for o in kept]) if kept else np.zeros((0, 0, dim)),
+        stats,
+        parse_layout(names, dim, index_base),
+        seed=seed,
+        tuned=[o.tuned for o in outputs],
+        elapsed=np.array([o.elapsed for o in outputs]),
+        warmup_draws=warmup_draws,
+        warmup_stats=warmup_stats,
+        kernel=kernel_name,
+        warmup=warmup,
+        statuses=[o.status for o in outputs],
+        chain_draws=[o.draws for o in outputs],
+        chain_ids=[o.status.chain for o in kept],
+    )
 
 
 def _chain_inits(init, chains, dim):

@@ -56,7 +56,8 @@ class HMC(KernelBase):
     """Static HMC with ``n_steps`` leapfrog steps per transition.
 
     Warm-up adapts the step size by dual averaging towards ``target_accept``
-    and, unless ``metric="unit"``, a diagonal or dense metric in windows.
+    and, unless ``metric="unit"``, a diagonal or dense metric in windows
+    (``metric_estimate`` as for :class:`NUTS`).
     """
 
     needs_gradient = True
@@ -69,7 +70,10 @@ class HMC(KernelBase):
         step_size: float | None = None,
         inverse_mass=None,
         max_energy_error: float = 1000.0,
+        metric_estimate: str = "gradient",
     ):
+        if metric_estimate not in ("gradient", "variance"):
+            raise ValueError(f"metric_estimate must be 'gradient' or 'variance', got {metric_estimate!r}")
         if metric not in ("diag", "dense", "unit"):
             raise ValueError(f"metric must be 'diag', 'dense' or 'unit', got {metric!r}")
         if int(n_steps) < 1:
@@ -82,6 +86,7 @@ class HMC(KernelBase):
         self.step_size = step_size
         self.inverse_mass = inverse_mass
         self.max_energy_error = float(max_energy_error)
+        self.metric_estimate = metric_estimate
 
     def init(self, target, position) -> HMCState:
         return hmc_init(target, position)
@@ -97,6 +102,7 @@ class HMC(KernelBase):
         return hmc_tuning_init(
             rng, target.logdensity_and_grad, state, metric, n_warmup,
             self.target_accept, self.step_size, adapt_metric=self.metric != "unit",
+            metric_from_gradients=self.metric_estimate == "gradient",
         )
 
     def warmup_step(self, rng, target, state, tuning: HMCTuning):

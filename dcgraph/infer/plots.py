@@ -26,7 +26,7 @@ def plot_trace(draws, names=None, max_params: int = 10):
     plt = _pyplot()
     from scipy.stats import gaussian_kde
 
-    arr, flat_names, _ = _flatten(draws, names)
+    arr, flat_names, *_ = _flatten(draws, names, 1)
     k = min(arr.shape[2], max_params)
     fig, axes = plt.subplots(k, 2, figsize=(10, 2.2 * k), squeeze=False)
     for j in range(k):

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from typing import Iterator, Mapping, NamedTuple
 
 import numpy as np
 
-from . import diagnostics
+from . import diagnostics, summary_table
 from .result import ParameterLayout, SampleResult
 
 __all__ = ["summary", "Summary", "SummaryRow"]
 
 
 class SummaryRow(NamedTuple):
-    """Summary of one scalar quantity (``mc_error`` is the MCSE of the mean)."""
+    """Summary of one scalar quantity, in OpenBUGS's column order (``mc_error`` is the
+    MCSE of the mean; ``start`` the first iteration kept, ``sample`` the number of draws
+    over all chains), then bulk/tail ESS and rank-normalised split R-hat."""
 
     name: str
     mean: float
@@ -22,23 +25,30 @@ class SummaryRow(NamedTuple):
     q2_5: float
     median: float
     q97_5: float
+    start: int
+    sample: int
     ess_bulk: float
     ess_tail: float
     rhat: float
 
 
-_HEADERS = ("node", "mean", "sd", "MC error", "2.5%", "median", "97.5%", "ESS bulk", "ESS tail", "R-hat")
-
-
 class Summary:
     """Rows of :class:`SummaryRow`; columns as arrays via :meth:`column` or attribute
-    access (``s.mean``, ``s.rhat``...); ``s["mu"]`` is the row named ``mu``."""
+    access (``s.mean``, ``s.rhat``...); ``s["mu"]`` is the row named ``mu``.
 
-    def __init__(self, rows, n_chains: int, n_draws: int, divergences: int | None = None):
+    Nothing is printed: ``str(s)`` (and ``repr``) is the table as plain text, at
+    its natural width, or split to the terminal's width when standard output is
+    a terminal; ``rich`` renders it with colours; notebooks show
+    :meth:`_repr_html_`.  Rows with R-hat > 1.01 or bulk/tail ESS < 100 per
+    chain are flagged, and divergences and an incomplete run are noted under it.
+    """
+
+    def __init__(self, rows, n_chains: int, n_draws: int, divergences: int | None = None, incomplete=()):
         self.rows = tuple(rows)
         self.n_chains = n_chains
         self.n_draws = n_draws
         self.divergences = divergences
+        self.incomplete = tuple(incomplete)
 
     @property
     def names(self) -> list[str]:
@@ -67,6 +77,16 @@ class Summary:
     def __iter__(self) -> Iterator[SummaryRow]:
         return iter(self.rows)
 
+    @property
+    def flagged(self) -> dict[str, list[str]]:
+        """Row name -> its flags (``"r_hat"``, ``"ess"``), for the flagged rows only."""
+        out = {}
+        for r in self.rows:
+            flags = summary_table.row_flags(r, self.n_chains)
+            if flags:
+                out[r.name] = flags
+        return out
+
     def to_dict(self) -> dict[str, np.ndarray | list]:
         """Column name -> values (``name`` is a list of strings)."""
         out: dict = {"name": self.names}
@@ -74,62 +94,37 @@ class Summary:
             out[field] = self.column(field)
         return out
 
-    def table(self):
-        """The summary as a ``rich.table.Table`` (R-hat > 1.01 in red, bulk ESS < 100 per chain in yellow)."""
-        from rich.table import Table
+    def render(self, width: int | None = None) -> str:
+        """Plain text at the natural width (``None``), or split into tables that fit ``width``."""
+        return summary_table.render_text(self, width)
 
-        caption = f"{self.n_chains} chains x {self.n_draws} draws"
-        if self.divergences:
-            caption += f"; [bold red]{self.divergences} divergent transitions[/]"
-        elif self.divergences == 0:
-            caption += "; no divergences"
-        table = Table(caption=caption, title="Posterior summary")
-        for h in _HEADERS:
-            table.add_column(h, justify="left" if h == "node" else "right")
-        for r in self.rows:
-            rhat = _fmt(r.rhat, 3)
-            if r.rhat > 1.01:
-                rhat = f"[red]{rhat}[/]"
-            ess = f"{r.ess_bulk:.0f}" if r.ess_bulk == r.ess_bulk else "nan"
-            if r.ess_bulk < 100 * self.n_chains:
-                ess = f"[yellow]{ess}[/]"
-            ess_tail = f"{r.ess_tail:.0f}" if r.ess_tail == r.ess_tail else "nan"
-            table.add_row(
-                r.name, _fmt(r.mean), _fmt(r.sd), _fmt(r.mc_error), _fmt(r.q2_5), _fmt(r.median),
-                _fmt(r.q97_5), ess, ess_tail, rhat,
-            )
-        return table
+    def table(self, width: int | None = None):
+        """The summary as rich renderables (tables, then notes), split to fit ``width``."""
+        from rich.console import Group
 
-    def __rich__(self):
-        return self.table()
+        return Group(*summary_table.rich_tables(self, width))
+
+    def __rich_console__(self, console, options):
+        yield self.table(options.max_width)
 
     def __str__(self) -> str:
-        from rich.console import Console
+        import shutil
+        import sys
 
-        console = Console(width=120, record=True, file=_Null(), color_system=None)
-        console.print(self.table())
-        return console.export_text()
+        width = shutil.get_terminal_size().columns if getattr(sys.stdout, "isatty", lambda: False)() else None
+        return self.render(width)
 
-    def __repr__(self) -> str:
-        return f"Summary({len(self.rows)} rows, {self.n_chains} chains x {self.n_draws} draws)"
+    __repr__ = __str__
 
-
-class _Null:
-    def write(self, _):
-        pass
-
-    def flush(self):
-        pass
+    def _repr_html_(self) -> str:
+        return summary_table.to_html(self)
 
 
-def _fmt(x: float, digits: int = 4) -> str:
-    return "nan" if x != x else f"{x:.{digits}g}"
-
-
-def _flatten(draws, names):
-    """-> (array (chains, draws, k), flat names, divergences or None)."""
+def _flatten(draws, names, index_base):
+    """-> (array (chains, draws, k), flat names, divergences or None, start, incomplete notes)."""
     if isinstance(draws, SampleResult):
-        return draws.draws, draws.names, draws.divergences
+        stopped = [st.describe() for st in draws.statuses if st.stopped]
+        return draws.draws, draws.names, draws.divergences, draws.warmup + 1, stopped
     if isinstance(draws, Mapping):
         arrays, flat = [], []
         for name, arr in draws.items():
@@ -137,10 +132,10 @@ def _flatten(draws, names):
             if arr.ndim < 2:
                 raise ValueError(f"{name!r}: draws must have shape (chains, draws, ...), got {arr.shape}")
             m, n = arr.shape[:2]
-            layout = ParameterLayout(str(name), arr.shape[2:], 0, 0)
-            arrays.append(arr.reshape(m, n, -1))
+            layout = ParameterLayout(str(name), arr.shape[2:], 0, 0, index_base)
+            arrays.append(arr.reshape(m, n, math.prod(arr.shape[2:])))
             flat.extend(layout.flat_names())
-        return np.concatenate(arrays, axis=2), flat, None
+        return np.concatenate(arrays, axis=2), flat, None, 1, []
     arr = np.asarray(draws, dtype=float)
     if arr.ndim == 1:
         arr = arr[np.newaxis, :, np.newaxis]
@@ -150,41 +145,47 @@ def _flatten(draws, names):
         default = ["x"]
     else:
         m, n = arr.shape[:2]
-        default = ParameterLayout("theta", arr.shape[2:], 0, 0).flat_names()
-        arr = arr.reshape(m, n, -1)
+        default = ParameterLayout("theta", arr.shape[2:], 0, 0, index_base).flat_names()
+        arr = arr.reshape(m, n, math.prod(arr.shape[2:]))
     if names is not None:
         names = [str(n) for n in names]
         if len(names) != arr.shape[2]:
             raise ValueError(f"got {len(names)} names for {arr.shape[2]} quantities")
-        return arr, names, None
-    return arr, default, None
+        return arr, names, None, 1, []
+    return arr, default, None, 1, []
 
 
-def summary(draws, names=None, show: bool = True, console=None) -> Summary:
-    """Summarise draws: mean, sd, MC error, 2.5%, median, 97.5%, bulk/tail ESS, R-hat.
+def summary(draws, names=None, *, index_base: int = 1, show: bool = False, console=None) -> Summary:
+    """Summarise draws in OpenBUGS's columns (mean, sd, MC_error, val2.5pc, median,
+    val97.5pc, start, sample) plus bulk/tail ESS and R-hat; returns a :class:`Summary`.
 
     ``draws``: a :class:`SampleResult`; a mapping name -> ``(chains, draws, *shape)``;
     or an array ``(chains, draws, *shape)``, ``(chains, draws)`` or ``(draws,)``.
-    Prints a rich table (to ``console``, default stdout) unless ``show`` is
-    false, and returns the numbers as a :class:`Summary`.
+    Vector quantities expand as ``alpha[1]``, ``alpha[2]``... (``index_base``
+    for mappings and arrays; a :class:`SampleResult` keeps its own).  Prints
+    nothing unless ``show`` is true (then to ``console``, default stdout).
     """
-    arr, flat_names, divergences = _flatten(draws, names)
+    arr, flat_names, divergences, start, incomplete = _flatten(draws, names, index_base)
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"no draws to summarise (shape {arr.shape}); "
+                         + ("; ".join(incomplete) if incomplete else "sampling produced none"))
     rows = []
+    total = arr.shape[0] * arr.shape[1]
     for j, name in enumerate(flat_names):
         x = arr[:, :, j]
         q = np.quantile(x, (0.025, 0.5, 0.975))
         rows.append(
             SummaryRow(
                 name, float(x.mean()), float(x.std(ddof=1)) if x.size > 1 else float("nan"),
-                float(diagnostics.mcse_mean(x)), float(q[0]), float(q[1]), float(q[2]),
+                float(diagnostics.mcse_mean(x)), float(q[0]), float(q[1]), float(q[2]), int(start), total,
                 float(diagnostics.ess_bulk(x)), float(diagnostics.ess_tail(x)), float(diagnostics.rhat(x)),
             )
         )
-    result = Summary(rows, arr.shape[0], arr.shape[1], divergences)
+    result = Summary(rows, arr.shape[0], arr.shape[1], divergences, incomplete)
     if show:
         if console is None:
             from rich.console import Console
 
             console = Console()
-        console.print(result.table())
+        console.print(result)
     return result

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Target", "as_target", "check_point", "InvalidPointError", "NUMERIC_ERRORS"]
+__all__ = ["Target", "as_target", "with_autodiff", "AutoGradient", "check_point", "InvalidPointError", "NUMERIC_ERRORS"]
 
 #: Exceptions from a log density that samplers treat as "log density is -inf here"
 #: once sampling has started (at the initial point they propagate).
@@ -74,6 +74,43 @@ def _no_gradient(theta):
     )
 
 
+class AutoGradient:
+    """``theta -> (logdensity, gradient)`` for a plain log density, by :func:`dcgraph.value_and_grad`.
+
+    Picklable when the log density is (the compiled gradient is rebuilt in
+    the process that uses it).
+    """
+
+    def __init__(self, logdensity: Callable[[np.ndarray], float]):
+        self.logdensity = logdensity
+        self._compiled = None
+
+    def __call__(self, theta):
+        if self._compiled is None:
+            from .. import value_and_grad
+
+            self._compiled = value_and_grad(self.logdensity)
+        try:
+            value, grad = self._compiled(theta)
+        except TypeError:
+            try:
+                _scalar(self.logdensity(theta), f"point theta={_short(np.asarray(theta))}")
+            except InvalidPointError as exc:  # a TypeError, so that samplers never take it for a divergence
+                raise TypeError(str(exc)) from None
+            raise
+        return value, np.asarray(grad, dtype=float)
+
+    def __getstate__(self):
+        return {"logdensity": self.logdensity, "_compiled": None}
+
+
+def with_autodiff(target: Target) -> Target:
+    """``target`` with a gradient from :func:`dcgraph.value_and_grad` of its log density."""
+    if target.has_grad:
+        return target
+    return Target(target.logdensity, AutoGradient(target.logdensity), target.dim)
+
+
 def as_target(obj: Any, logdensity_and_grad: Callable | None = None, dim: int | None = None) -> Target:
     """Coerce ``obj`` into a :class:`Target`.
 
@@ -112,6 +149,8 @@ def check_point(target: Target, theta: np.ndarray, need_grad: bool, where: str =
     if not np.all(np.isfinite(theta)):
         raise InvalidPointError(f"{where} has non-finite coordinates: {theta}")
     grad = None
+    if need_grad and isinstance(target.logdensity_and_grad, AutoGradient):
+        _scalar(target.logdensity(theta), where)  # before differentiating: a clear message for None or arrays
     if need_grad:
         out = target.logdensity_and_grad(theta)
         if not isinstance(out, tuple) or len(out) != 2:
@@ -133,10 +172,7 @@ def check_point(target: Target, theta: np.ndarray, need_grad: bool, where: str =
             )
     else:
         lp = target.logdensity(theta)
-    lp_arr = np.asarray(lp)
-    if lp_arr.size != 1:
-        raise InvalidPointError(f"log density must be a scalar, got shape {lp_arr.shape} at the {where}")
-    lp = float(lp_arr.reshape(()))
+    lp = _scalar(lp, where)
     if math.isnan(lp):
         raise InvalidPointError(f"log density is NaN at the {where} theta={_short(theta)}")
     if math.isinf(lp):
@@ -145,6 +181,31 @@ def check_point(target: Target, theta: np.ndarray, need_grad: bool, where: str =
         bad = np.flatnonzero(~np.isfinite(grad))
         raise InvalidPointError(f"gradient has non-finite entries at indices {bad.tolist()[:10]} at the {where}")
     return lp, grad
+
+
+def _scalar(lp, where: str) -> float:
+    """The log density as a float, or an :class:`InvalidPointError` saying what it was instead."""
+    if isinstance(lp, (float, int)) and not isinstance(lp, bool):
+        return float(lp)
+    if lp is None:
+        raise InvalidPointError(
+            f"log density returned None at the {where}: the function must return a float (a missing return?)"
+        )
+    if isinstance(lp, np.ndarray) and lp.shape != ():
+        raise InvalidPointError(
+            f"log density must be a scalar, got an array of shape {lp.shape} at the {where} "
+            "(sum the terms of the log density into one number)"
+        )
+    if isinstance(lp, (np.floating, np.integer, np.ndarray)) and np.asarray(lp).dtype.kind in "fiu":
+        return float(lp)
+    try:
+        if isinstance(lp, (str, bytes)):
+            raise TypeError
+        return float(lp)
+    except (TypeError, ValueError):
+        raise InvalidPointError(
+            f"log density must be a scalar float, got {type(lp).__name__} at the {where}"
+        ) from None
 
 
 def _short(theta: np.ndarray) -> str:

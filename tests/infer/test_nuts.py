@@ -100,9 +100,9 @@ def test_funnel_divergences_are_reported():
     flags = result.stats["divergent"]
     assert flags.dtype == bool and flags.shape == (4, 500)
     assert result.divergences == int(flags.sum()) > 0
-    s = summary(result, show=False)
+    s = summary(result)
     assert s.divergences == result.divergences
-    assert f"{result.divergences} divergent" in str(s)
+    assert f"! {result.divergences} transitions after warm-up diverged" in str(s)
 
 
 def test_divergent_transition_is_flagged_and_rejected():
