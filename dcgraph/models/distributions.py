@@ -1,0 +1,353 @@
+"""Distribution expressions: ``normal(loc, scale)`` and friends as written in a model.
+
+A ``DistExpr`` keeps the family and its parameter values as given; ``x |= normal(mu, s)`` asks
+it for the summed log density and its closed-form gradient (``FAMILIES``: one row a family,
+the same parametrisations as ``dcgraph.dist``). Parameters are checked cheaply on every
+evaluation; a bad one builds the ``dcgraph.dist`` object, whose validation raises the canonical
+error. ``dist()`` gives that object (for sampling, moments, or families not listed here).
+Each factory is a primitive of the tape with a rule handing the parameters' adjoints back to
+its arguments.
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+from scipy.special import betaln, digamma, gammaln
+
+from .. import dist
+from ..ad import defnode
+from ..ad.values import Sparse, unbroadcast
+
+__all__ = ["DistExpr", "FAMILIES", "FACTORIES", "normal", "uniform", "gamma", "exponential", "half_normal",
+           "lognormal", "beta", "bernoulli", "poisson"]
+
+LOG_2PI = math.log(2 * math.pi)
+NEG_INF = -np.inf
+
+
+def _log(v):
+    return math.log(v) if isinstance(v, float) and v > 0 else np.log(v)
+
+
+def _normal_lp(x, loc, scale):
+    z = (x - loc) / scale
+    return -0.5 * z * z - _log(scale) - 0.5 * LOG_2PI
+
+
+def _normal_grad(x, loc, scale):
+    z = (x - loc) / scale
+    return {"x": -z / scale, "loc": z / scale, "scale": (z * z - 1.0) / scale}
+
+
+def _uniform_lp(x, low, high):
+    return np.where((x >= low) & (x <= high), -np.log(high - low), NEG_INF)
+
+
+def _uniform_grad(x, low, high):
+    w = 1.0 / (high - low)
+    return {"x": np.zeros(np.shape(x)), "low": w + 0 * x, "high": -w + 0 * x}
+
+
+def _gamma_lp(x, shape, rate):
+    ok = x > 0
+    xs = np.where(ok, x, 1.0)
+    return np.where(ok, shape * np.log(rate) - gammaln(shape) + (shape - 1) * np.log(xs) - rate * xs,
+                    NEG_INF)
+
+
+def _gamma_grad(x, shape, rate):
+    xs = np.where(x > 0, x, 1.0)
+    return {"x": (shape - 1) / xs - rate, "shape": np.log(rate) - digamma(shape) + np.log(xs),
+            "rate": shape / rate - xs}
+
+
+def _exponential_lp(x, rate):
+    return np.where(x >= 0, np.log(rate) - rate * x, NEG_INF)
+
+
+def _exponential_grad(x, rate):
+    return {"x": -rate + 0 * x, "rate": 1.0 / rate - x}
+
+
+def _half_normal_lp(x, scale):
+    return np.where(x >= 0, 0.5 * math.log(2 / math.pi) - np.log(scale) - x * x / (2 * scale * scale),
+                    NEG_INF)
+
+
+def _half_normal_grad(x, scale):
+    return {"x": -x / (scale * scale), "scale": -1.0 / scale + x * x / scale ** 3}
+
+
+def _lognormal_lp(x, mu, sigma):
+    ok = x > 0
+    lx = np.log(np.where(ok, x, 1.0))
+    return np.where(ok, -lx - np.log(sigma) - 0.5 * LOG_2PI - (lx - mu) ** 2 / (2 * sigma * sigma),
+                    NEG_INF)
+
+
+def _lognormal_grad(x, mu, sigma):
+    xs = np.where(x > 0, x, 1.0)
+    d = np.log(xs) - mu
+    return {"x": -1.0 / xs - d / (sigma * sigma * xs), "mu": d / (sigma * sigma),
+            "sigma": -1.0 / sigma + d * d / sigma ** 3}
+
+
+def _beta_lp(x, a, b):
+    ok = (x > 0) & (x < 1)
+    xs = np.where(ok, x, 0.5)
+    return np.where(ok, (a - 1) * np.log(xs) + (b - 1) * np.log1p(-xs) - betaln(a, b), NEG_INF)
+
+
+def _beta_grad(x, a, b):
+    xs = np.where((x > 0) & (x < 1), x, 0.5)
+    dab = digamma(a + b)
+    return {"x": (a - 1) / xs - (b - 1) / (1 - xs), "a": np.log(xs) - digamma(a) + dab,
+            "b": np.log1p(-xs) - digamma(b) + dab}
+
+
+def _bernoulli_lp(x, p):
+    return np.where(x == 1, np.log(p), np.where(x == 0, np.log1p(-p), NEG_INF))
+
+
+def _bernoulli_grad(x, p):
+    return {"p": np.where(x == 1, 1.0 / p, np.where(x == 0, -1.0 / (1 - p), 0.0))}
+
+
+def _poisson_lp(x, rate):
+    ok = (x >= 0) & (x == np.floor(x))
+    xs = np.where(ok, x, 0)
+    return np.where(ok, xs * np.log(rate) - rate - gammaln(xs + 1.0), NEG_INF)
+
+
+def _poisson_grad(x, rate):
+    return {"rate": x / rate - 1.0}
+
+
+def _quiet(fn):
+    """``fn`` with numpy's divide/invalid warnings off (values outside the support)."""
+    def quiet(*args):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return fn(*args)
+    quiet.__name__ = fn.__name__
+    return quiet
+
+
+def _positive(v):
+    return v > 0 if isinstance(v, (float, int)) else np.all(v > 0)
+
+
+def _unit_closed(v):
+    return 0 <= v <= 1 if isinstance(v, (float, int)) else np.all((v >= 0) & (v <= 1))
+
+
+def _real(v):
+    return True
+
+
+def _increasing(low, high):
+    return np.all(low < high)
+
+
+#: name -> (dcgraph.dist class, parameter names, checks per parameter, log density, gradient)
+def _normal_lp1(x, loc, scale):
+    z = (x - loc) / scale
+    return -0.5 * z * z - math.log(scale) - 0.5 * LOG_2PI
+
+
+def _uniform_lp1(x, low, high):
+    return -math.log(high - low) if low <= x <= high else NEG_INF
+
+
+def _gamma_lp1(x, shape, rate):
+    if not x > 0:
+        return NEG_INF
+    return shape * math.log(rate) - math.lgamma(shape) + (shape - 1) * math.log(x) - rate * x
+
+
+def _exponential_lp1(x, rate):
+    return math.log(rate) - rate * x if x >= 0 else NEG_INF
+
+
+def _half_normal_lp1(x, scale):
+    if not x >= 0:
+        return NEG_INF
+    return 0.5 * math.log(2 / math.pi) - math.log(scale) - x * x / (2 * scale * scale)
+
+
+def _lognormal_lp1(x, mu, sigma):
+    if not x > 0:
+        return NEG_INF
+    lx = math.log(x)
+    return -lx - math.log(sigma) - 0.5 * LOG_2PI - (lx - mu) ** 2 / (2 * sigma * sigma)
+
+
+def _beta_lp1(x, a, b):
+    if not 0 < x < 1:
+        return NEG_INF
+    return ((a - 1) * math.log(x) + (b - 1) * math.log1p(-x) + math.lgamma(a + b) - math.lgamma(a)
+            - math.lgamma(b))
+
+
+def _bernoulli_lp1(x, p):
+    if x == 1:
+        return math.log(p) if p > 0 else NEG_INF
+    if x == 0:
+        return math.log1p(-p) if p < 1 else NEG_INF
+    return NEG_INF
+
+
+def _poisson_lp1(x, rate):
+    if not (x >= 0 and x == math.floor(x)):
+        return NEG_INF
+    return x * math.log(rate) - rate - math.lgamma(x + 1.0)
+
+
+#: family -> its log density on Python scalars (math, no numpy overhead)
+SCALAR_LP = {"normal": _normal_lp1, "uniform": _uniform_lp1, "gamma": _gamma_lp1,
+             "exponential": _exponential_lp1, "half_normal": _half_normal_lp1,
+             "lognormal": _lognormal_lp1, "beta": _beta_lp1, "bernoulli": _bernoulli_lp1,
+             "poisson": _poisson_lp1}
+_SCALARS = (float, int)
+
+_Q = _quiet
+FAMILIES = {
+    "normal": (dist.Normal, ("loc", "scale"), (_real, _positive), _normal_lp, _normal_grad),
+    "uniform": (dist.Uniform, ("low", "high"), (_real, _real), _Q(_uniform_lp), _Q(_uniform_grad)),
+    "gamma": (dist.Gamma, ("shape", "rate"), (_positive, _positive), _Q(_gamma_lp), _Q(_gamma_grad)),
+    "exponential": (dist.Exponential, ("rate",), (_positive,), _Q(_exponential_lp),
+                    _Q(_exponential_grad)),
+    "half_normal": (dist.HalfNormal, ("scale",), (_positive,), _Q(_half_normal_lp),
+                    _Q(_half_normal_grad)),
+    "lognormal": (dist.LogNormal, ("mu", "sigma"), (_real, _positive), _Q(_lognormal_lp),
+                  _Q(_lognormal_grad)),
+    "beta": (dist.Beta, ("a", "b"), (_positive, _positive), _Q(_beta_lp), _Q(_beta_grad)),
+    "bernoulli": (dist.Bernoulli, ("p",), (_unit_closed,), _Q(_bernoulli_lp), _Q(_bernoulli_grad)),
+    "poisson": (dist.Poisson, ("rate",), (_positive,), _Q(_poisson_lp), _Q(_poisson_grad)),
+}
+
+
+class DistExpr:
+    """``family(*params)`` as written in a model (see the module docstring)."""
+
+    __slots__ = ("family", "params", "_dist")
+
+    def __init__(self, family: str, params: tuple):
+        self.family, self.params, self._dist = family, params, None
+
+    @property
+    def names(self) -> tuple:
+        return FAMILIES[self.family][1]
+
+    @property
+    def batch_shape(self) -> tuple:
+        return np.broadcast_shapes(*(np.shape(p) for p in self.params))
+
+    event_shape = ()
+
+    def dist(self):
+        """The validated ``dcgraph.dist`` distribution (raises its error for bad parameters)."""
+        if self._dist is None:
+            self._dist = FAMILIES[self.family][0](*self.params)
+        return self._dist
+
+    def _checked(self):
+        row = FAMILIES[self.family]
+        for check, value in zip(row[2], self.params):
+            if not check(value):
+                self.dist()          # raises the family's canonical error
+        if self.family == "uniform" and not _increasing(*self.params):
+            self.dist()
+        return row
+
+    def logpdf(self, x) -> float:
+        """The log density at ``x`` summed over elements (-inf outside the support)."""
+        row = self._checked()
+        if isinstance(x, _SCALARS) and all(isinstance(p, _SCALARS) for p in self.params):
+            return float(SCALAR_LP[self.family](x, *self.params))
+        lp = row[3](x, *self.params)
+        return float(lp.sum()) if type(lp) is np.ndarray else float(lp)
+
+    def grad_logpdf(self, x) -> dict:
+        """Gradients of the summed log density: ``"x"`` and each parameter's, elementwise."""
+        return FAMILIES[self.family][4](x, *self.params)
+
+    def sample(self, rng, shape=()):
+        return self.dist().sample(rng, shape)
+
+    def __ror__(self, other):
+        _not_a_statement(self, sys._getframe(1))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _not_a_statement(self, sys._getframe(1))
+
+    def __repr__(self):
+        shown = ", ".join(f"{n}={np.round(p, 6)!r}" if np.ndim(p) == 0 else f"{n}=<{np.shape(p)}>"
+                          for n, p in zip(self.names, self.params))
+        return f"{self.family}({shown})"
+
+
+def _not_a_statement(d, frame):
+    from .params import ModelError
+    raise ModelError(f"{frame.f_code.co_filename}:{frame.f_lineno}: `x |= {d.family}(...)` is a "
+                     f"statement only directly in the body of a @model function")
+
+
+def factory_rule(sweep, node, g):
+    """A factory's node: the ``Sparse`` adjoint (parameter name -> adjoint) to its arguments."""
+    if type(g) is not Sparse:
+        return
+    args = node.args
+    for k, name in enumerate(FAMILIES[node.value.family][1]):
+        adjoint = g.get(name)
+        if adjoint is None:
+            continue
+        arg = args[k] if k < len(args) else (node.kwargs or {}).get(name)
+        if arg is not None and sweep.wants(arg):
+            sweep.add(arg, unbroadcast(sweep.value(arg), adjoint))
+
+
+def normal(loc, scale):
+    """Normal with mean ``loc`` and standard deviation ``scale``."""
+    return DistExpr("normal", (loc, scale))
+
+
+def uniform(low, high):
+    return DistExpr("uniform", (low, high))
+
+
+def gamma(shape, rate):
+    """Gamma with ``shape`` and ``rate`` (mean ``shape / rate``)."""
+    return DistExpr("gamma", (shape, rate))
+
+
+def exponential(rate):
+    return DistExpr("exponential", (rate,))
+
+
+def half_normal(scale):
+    return DistExpr("half_normal", (scale,))
+
+
+def lognormal(mu, sigma):
+    return DistExpr("lognormal", (mu, sigma))
+
+
+def beta(a, b):
+    return DistExpr("beta", (a, b))
+
+
+def bernoulli(p):
+    return DistExpr("bernoulli", (p,))
+
+
+def poisson(rate):
+    return DistExpr("poisson", (rate,))
+
+
+#: the factories of ``DistExpr`` (each a primitive with ``factory_rule``)
+FACTORIES = (normal, uniform, gamma, exponential, half_normal, lognormal, beta, bernoulli, poisson)
+for _factory in FACTORIES:
+    defnode(_factory, factory_rule)
+del _factory

@@ -1,0 +1,253 @@
+"""``@model``: a Python function of ``param`` declarations and ``x |= dist(...)`` statements,
+and the model bound to its data (``regression(X, y)``).
+
+``BoundModel`` finds the parameters by running the rewritten model once at a probe point
+(``runtime.Discovery``), lays them out on the unconstrained vector in declaration order, and
+evaluates ``logdensity(theta)`` (unnormalised log posterior on the unconstrained space,
+log-Jacobians included) and ``logdensity_and_grad(theta)`` through ``dcgraph.value_and_grad``
+(compiled straight-line replay of the traced path, re-traced when a guard fails).
+Errors from the model name the file, line and source of the statement that failed.
+"""
+from __future__ import annotations
+
+import functools
+import linecache
+import math
+
+import numpy as np
+
+from ..ad import value_and_grad
+from .params import ModelError
+from .rewrite import rewrite
+from .runtime import Discovery, Probe, StatementError
+
+__all__ = ["model", "Model", "BoundModel", "ParamLayout"]
+
+#: keywords of ``Model.sample`` / ``Model.optimize`` that are not the model's own arguments
+SAMPLE_KEYWORDS = ("draws", "warmup", "chains", "sampler", "seed", "init", "parallel", "progress",
+                   "save_warmup", "kernel_options")
+OPTIMIZE_KEYWORDS = ("init", "jacobian", "method", "options")
+
+
+def model(fn):
+    """Decorator: ``@model def regression(X, y): ...`` (see the package docstring)."""
+    return Model(fn)
+
+
+class Model:
+    """A model function. ``model(*args, **kwargs)`` binds data (a ``BoundModel``);
+    ``logdensity``, ``logdensity_and_grad``, ``sample``, ``optimize`` and ``graph`` take the
+    model's arguments after their own."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._rewritten = None
+        functools.update_wrapper(self, fn)
+
+    @property
+    def rewritten(self):
+        if self._rewritten is None:
+            self._rewritten = rewrite(self.fn)
+        return self._rewritten
+
+    @property
+    def logdensity_function(self):
+        """The rewritten model, ``f(theta, *args, **kwargs) -> log density``: a plain Python
+        function (trace it with ``dcgraph.track`` to see the model's tape)."""
+        return self.rewritten.function
+
+    def __call__(self, *args, **kwargs) -> "BoundModel":
+        return BoundModel(self, args, kwargs)
+
+    def logdensity(self, theta, *args, **kwargs) -> float:
+        return self(*args, **kwargs).logdensity(theta)
+
+    def logdensity_and_grad(self, theta, *args, **kwargs):
+        return self(*args, **kwargs).logdensity_and_grad(theta)
+
+    def sample(self, *args, **kwargs):
+        own = {k: kwargs.pop(k) for k in SAMPLE_KEYWORDS if k in kwargs}
+        return self(*args, **kwargs).sample(**own)
+
+    def optimize(self, *args, **kwargs):
+        own = {k: kwargs.pop(k) for k in OPTIMIZE_KEYWORDS if k in kwargs}
+        return self(*args, **kwargs).optimize(**own)
+
+    def graph(self, *args, **kwargs):
+        return self(*args, **kwargs).graph()
+
+    def __reduce__(self):
+        """Pickled by reference (module and name), like the function it decorates."""
+        return _model_by_name, (self.fn.__module__, self.fn.__qualname__)
+
+    def __repr__(self):
+        return f"<model {self.fn.__qualname__}>"
+
+
+def _model_by_name(module: str, qualname: str) -> Model:
+    import importlib
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    if not isinstance(obj, Model):
+        raise TypeError(f"{module}.{qualname} is not a @model")
+    return obj
+
+
+class ParamLayout:
+    """A named parameter on the unconstrained vector: its declarations (``specs``, several when
+    a declaration ran in a loop: their values are stacked), their ``starts``, and the
+    constrained ``shape``."""
+
+    def __init__(self, name):
+        self.name, self.specs, self.starts = name, [], []
+
+    @property
+    def shape(self) -> tuple:
+        one = self.specs[0].shape
+        return one if len(self.specs) == 1 else (len(self.specs),) + one
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def value(self, theta):
+        vals = [s.constrain(theta[a:a + s.size]) for s, a in zip(self.specs, self.starts)]
+        return vals[0] if len(vals) == 1 else np.asarray(vals, dtype=float)
+
+
+class BoundModel:
+    """A model with its arguments: ``dim``, ``layout`` (name -> ``ParamLayout``), ``specs``
+    (every declaration in order), ``logdensity``, ``logdensity_and_grad``, ``constrain``,
+    ``unconstrain``, ``initial_point``, ``sample``, ``optimize``, ``graph``."""
+
+    def __init__(self, model: Model, args: tuple, kwargs: dict):
+        self.model, self.args, self.kwargs = model, args, kwargs
+        self._fn = model.rewritten.function
+        with Discovery() as found:
+            self._call(Probe())
+        self.specs = found.specs
+        self.layout: dict = {}
+        at = 0
+        for spec in self.specs:
+            entry = self.layout.setdefault(spec.name, ParamLayout(spec.name))
+            if entry.specs and entry.specs[0].key()[2:] != spec.key()[2:]:
+                raise ModelError(f"{self._where(spec.line)}: parameter {spec.name!r} is declared "
+                                 f"again with another shape or constraint (first at line "
+                                 f"{entry.specs[0].line})")
+            entry.specs.append(spec)
+            entry.starts.append(at)
+            at += spec.size
+        self.dim = at
+        self.discrete = [i for s, i in self._starts() if s.discrete]
+        self.continuous = np.setdiff1d(np.arange(self.dim), self.discrete)
+        self._vg = value_and_grad(self._fn, argnums=0)
+
+    def __getstate__(self):
+        """Pickles without the compiled function and gradient cache (rebuilt on load)."""
+        state = dict(self.__dict__)
+        del state["_fn"], state["_vg"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._fn = self.model.rewritten.function
+        self._vg = value_and_grad(self._fn, argnums=0)
+
+    def _starts(self):
+        at = 0
+        for s in self.specs:
+            yield s, at
+            at += s.size
+
+    # -- evaluation --------------------------------------------------------------------------
+    def _where(self, line) -> str:
+        filename = self.model.rewritten.filename
+        source = linecache.getline(filename, line).strip()
+        return f"{filename}:{line}: `{source}`" if source else f"{filename}:{line}"
+
+    def _call(self, theta, fn=None):
+        try:
+            return (fn or self._fn)(theta, *self.args, **self.kwargs)
+        except StatementError as exc:
+            raise ModelError(f"{self._where(exc.line)}: {exc}") from None
+        except Exception as exc:
+            line = self._model_line(exc.__traceback__)
+            if line is not None and not isinstance(exc, ModelError):
+                exc.add_note(f"in the model at {self._where(line)}")
+            raise
+
+    def _model_line(self, tb):
+        code, line = self._fn.__code__, None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == code.co_filename and \
+                    tb.tb_frame.f_code.co_name == code.co_name:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        return line
+
+    def _vector(self, theta) -> np.ndarray:
+        theta = np.asarray(theta, dtype=float)
+        if theta.shape != (self.dim,):
+            raise ValueError(f"{self.model.fn.__qualname__}: expected a parameter vector of shape "
+                             f"({self.dim},), got {theta.shape}")
+        return theta
+
+    def logdensity(self, theta) -> float:
+        """The unnormalised log posterior at the unconstrained ``theta``."""
+        return float(self._call(self._vector(theta)))
+
+    def logdensity_and_grad(self, theta):
+        """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``."""
+        value, grad = self._call(self._vector(theta), self._vg)
+        grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
+        return float(value), grad
+
+    @property
+    def gradient_cache(self):
+        """The ``GradientCache`` of the compiled paths (``stats``, ``enabled``, ``reason``)."""
+        return self._vg.compiled
+
+    # -- layout --------------------------------------------------------------------------------
+    def constrain(self, theta) -> dict:
+        """Parameter name -> constrained value at the unconstrained ``theta``."""
+        theta = self._vector(theta)
+        return {name: entry.value(theta) for name, entry in self.layout.items()}
+
+    def unconstrain(self, values: dict) -> np.ndarray:
+        """The unconstrained vector of constrained ``values`` (name -> value)."""
+        missing = set(self.layout) - set(values)
+        if missing:
+            raise KeyError(f"unconstrain: no value for {sorted(missing)}")
+        theta = np.zeros(self.dim)
+        for name, entry in self.layout.items():
+            vals = [values[name]] if len(entry.specs) == 1 else list(values[name])
+            for spec, start, v in zip(entry.specs, entry.starts, vals):
+                theta[start:start + spec.size] = spec.unconstrain(v)
+        return theta
+
+    def initial_point(self) -> np.ndarray:
+        """The probe point: zeros for continuous coordinates, lower bounds for discrete ones."""
+        return np.concatenate([s.initial() for s in self.specs]) if self.specs else np.zeros(0)
+
+    def flat_constrained(self, theta) -> np.ndarray:
+        theta = np.asarray(theta, dtype=float)
+        return np.concatenate([np.ravel(e.value(theta)) for e in self.layout.values()]) \
+            if self.layout else np.zeros(0)
+
+    # -- inference and the graph (see ``inference`` and ``graph``) ----------------------------
+    def sample(self, **kwargs):
+        from .inference import sample
+        return sample(self, **kwargs)
+
+    def optimize(self, **kwargs):
+        from .inference import optimize
+        return optimize(self, **kwargs)
+
+    def graph(self):
+        from .graph import model_graph
+        return model_graph(self)
+
+    def __repr__(self):
+        params = ", ".join(f"{n}{list(e.shape) if e.shape else ''}" for n, e in self.layout.items())
+        return f"<{self.model.fn.__qualname__} bound: {params}; dim {self.dim}>"

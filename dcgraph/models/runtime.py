@@ -1,0 +1,227 @@
+"""What a rewritten model calls: parameter reads, log-Jacobians and ``|=`` statements, each a
+primitive of the tape with its VJP rule (registered here, one line each).
+
+* ``declare(name, line, *args, **kwargs)`` -> ``ParamSpec`` (memoised; recorded while a
+  ``Discovery`` is active, which is how a model's parameters are found),
+* ``constrain(theta, at, spec)``: the parameter's value from ``theta[at:at + spec.size]``,
+* ``log_jacobian(theta, at, spec)``: ``log|det J|`` of that map,
+* ``observe(x, d, line)``: ``d.logpdf(x)`` for ``x |= d``, with the left side, shapes and the
+  result checked (``StatementError`` carries the line; the model adds file and source).
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..ad import defnode, defvjp, defzero
+from ..ad.values import Sparse, unbroadcast
+from ..dist import Distribution
+from ..dist.bijectors import Identity
+from ..dist.bijectors_matrix import forward_vjp, grad_log_abs_det_jacobian
+from .distributions import DistExpr
+from .params import ParamSpec
+
+__all__ = ["declare", "constrain", "log_jacobian", "observe", "is_distribution", "advance",
+           "Discovery", "Probe", "StatementError", "HELPERS"]
+
+_state = threading.local()
+_specs: dict = {}
+
+
+class StatementError(ValueError):
+    """An ``|=`` statement failed; ``line`` is its line in the model's file."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(message)
+        self.line = line
+
+
+class Probe:
+    """The stand-in for ``theta`` while a model's parameters are discovered: each parameter
+    reads its starting value (``ParamSpec.initial``)."""
+
+    def __repr__(self):
+        return "<parameter probe>"
+
+
+class Discovery:
+    """Context manager: ``declare`` records every spec it makes into ``specs``."""
+
+    def __enter__(self):
+        self.specs: list = []
+        self.previous = getattr(_state, "discovery", None)
+        _state.discovery = self
+        return self
+
+    def __exit__(self, *exc):
+        _state.discovery = self.previous
+        return False
+
+
+def declare(name, line, /, *args, **kwargs):
+    """The ``ParamSpec`` of ``param(*args, **kwargs)`` bound to ``name`` at ``line``."""
+    if "name" in kwargs:
+        name = kwargs.pop("name")
+        if not isinstance(name, str) or not name:
+            raise StatementError(line, f"param(name=...) must be a non-empty string, got {name!r}")
+    try:
+        key = (name, line, args, tuple(sorted(kwargs.items())))
+        spec = _specs.get(key)
+    except TypeError:                      # unhashable bounds (arrays)
+        key, spec = None, None
+    if spec is None:
+        try:
+            spec = ParamSpec(name, line, *args, **kwargs)
+        except TypeError as exc:
+            raise StatementError(line, f"param {name!r}: {exc}") from None
+        if key is not None:
+            if len(_specs) > 4096:
+                _specs.clear()
+            _specs[key] = spec
+    discovery = getattr(_state, "discovery", None)
+    if discovery is not None:
+        discovery.specs.append(spec)
+    return spec
+
+
+def constrain(theta, at, spec: ParamSpec):
+    """The value of the parameter ``spec`` whose coordinates start at ``at``."""
+    if type(theta) is Probe:
+        return spec.constrain(spec.initial())
+    if spec.scalar is not None and at < len(theta):
+        return spec.scalar[0](spec.bijector, float(theta[at]))
+    stop = at + spec.size
+    if stop > len(theta):
+        raise StatementError(spec.line, f"param {spec.name!r} needs coordinates {at}..{stop - 1}"
+                                        f" but the parameter vector has {len(theta)}: this run "
+                                        f"declared more parameters than the model's layout")
+    return spec.constrain(theta[at:stop])
+
+
+def log_jacobian(theta, at, spec: ParamSpec) -> float:
+    if type(theta) is Probe:
+        return spec.log_jacobian(spec.initial())
+    if spec.scalar is not None:
+        return spec.scalar[1](spec.bijector, float(theta[at]))
+    return spec.log_jacobian(theta[at:at + spec.size])
+
+
+def advance(at, spec: ParamSpec) -> int:
+    """The offset after ``spec``'s coordinates."""
+    return at + spec.size
+
+
+def is_distribution(value) -> bool:
+    return isinstance(value, (DistExpr, Distribution))
+
+
+_LEFT_TYPES = (int, float, np.number, np.ndarray)
+_shapes_ok: set = set()      # (left shape, parameter shapes) pairs already checked
+
+
+def observe(x, d, line):
+    """``d``'s log density at ``x`` for the statement ``x |= d`` at ``line``."""
+    tx = type(x)
+    if tx is not float and tx is not np.ndarray and (tx is bool or not isinstance(x, _LEFT_TYPES)):
+        hint = " (wrap a list with data(...))" if isinstance(x, (list, tuple)) else ""
+        raise StatementError(line, f"the left side of |= must be a parameter or data (a number "
+                                   f"or a numpy array), got {type(x).__name__}{hint}")
+    if type(d) is DistExpr:
+        key = (getattr(x, "shape", ()), tuple([getattr(p, "shape", ()) for p in d.params]))
+        if key not in _shapes_ok:
+            _check_shapes(x, d, line)
+            if len(_shapes_ok) > 1024:
+                _shapes_ok.clear()
+            _shapes_ok.add(key)
+        lp = d.logpdf(x)
+    else:
+        _check_shapes(x, d, line)
+        with np.errstate(all="ignore"):
+            lp = d.logpdf(x)
+    if lp != lp:
+        raise StatementError(line, f"the log density is NaN (a bad parameter value in "
+                                   f"{d!r}?)")
+    return lp
+
+
+def _check_shapes(x, d, line):
+    shape = np.shape(x)
+    event = tuple(d.event_shape)
+    batch = shape[: len(shape) - len(event)] if event else shape
+    try:
+        full = np.broadcast_shapes(batch, tuple(d.batch_shape))
+    except ValueError:
+        full = None
+    if full != batch or (event and shape[len(shape) - len(event):] != event):
+        raise StatementError(line, f"shape mismatch: the left side has shape {shape}, "
+                                   f"{type(d).__name__}'s parameters have batch shape "
+                                   f"{tuple(d.batch_shape)}" + (f" and event shape {event}" if event else ""))
+
+
+# -- VJP rules ---------------------------------------------------------------------------------
+def constrain_vjp_theta(g, ans, theta, at, spec):
+    if spec.scalar is not None:          # one coordinate: a sparse adjoint
+        return Sparse({at: g * spec.scalar[2](spec.bijector, float(theta[at]))})
+    out = np.zeros(len(theta))
+    if spec.discrete:
+        return out
+    if type(spec.bijector) is Identity:
+        out[at:at + spec.size] = np.reshape(g, -1)
+        return out
+    u = theta[at:at + spec.size]
+    y = u.reshape(spec.shape) if spec.kind is None and spec.shape != () else (
+        u[0] if spec.kind is None else u)
+    out[at:at + spec.size] = np.reshape(forward_vjp(spec.bijector, y, g), -1)
+    return out
+
+
+def log_jacobian_vjp_theta(g, ans, theta, at, spec):
+    if spec.scalar is not None:
+        return Sparse({at: g * spec.scalar[3](spec.bijector, float(theta[at]))})
+    out = np.zeros(len(theta))
+    if spec.discrete or type(spec.bijector) is Identity:
+        return out
+    u = theta[at:at + spec.size]
+    y = u.reshape(spec.shape) if spec.kind is None and spec.shape != () else (
+        u[0] if spec.kind is None else u)
+    grad = np.broadcast_to(grad_log_abs_det_jacobian(spec.bijector, y), np.shape(y))
+    out[at:at + spec.size] = g * np.reshape(grad, -1)
+    return out
+
+
+def observe_rule(sweep, node, g):
+    """Like ``d.logpdf(x)``'s rule: ``x`` and the distribution's parameters (a ``Sparse`` by
+    name that the constructor's rule hands to its arguments)."""
+    x_node, d_node = node.args[0], node.args[1]
+    d = d_node.value
+    x = sweep.value(x_node)
+    try:
+        grads = d.grad_logpdf(x)
+    except NotImplementedError as exc:
+        raise StatementError(node.args[2].value, f"{type(d).__name__}.logpdf has no gradient: "
+                                                 f"{exc}") from None
+    if "x" in grads and sweep.wants(x_node):
+        sweep.add(x_node, unbroadcast(x, g * grads["x"]))
+    if sweep.wants(d_node):
+        if type(d) is DistExpr:
+            sweep.add(d_node, Sparse({name: g * grads[name] for name in d.names if name in grads}))
+        else:
+            sweep.add(d_node, _scaled(g, {name: grads[name] for name in d.params if name in grads}))
+
+
+def _scaled(g, grads: dict) -> Sparse:
+    return Sparse({name: _scaled(g, v) if isinstance(v, dict) else g * v
+                   for name, v in grads.items()})
+
+
+defvjp(constrain, constrain_vjp_theta, None, None)
+defvjp(log_jacobian, log_jacobian_vjp_theta, None, None)
+defnode(observe, observe_rule)
+defzero(declare)
+defzero(advance)
+defzero(is_distribution)
+
+#: generated name -> helper, bound as closure cells of a rewritten model
+HELPERS = {"_dcg_declare": declare, "_dcg_constrain": constrain, "_dcg_logjac": log_jacobian,
+           "_dcg_advance": advance, "_dcg_isdist": is_distribution, "_dcg_observe": observe}
