@@ -1,5 +1,5 @@
 """VJP rules for products and linear algebra: ``dot``, ``matmul`` (and ``@``), ``einsum``,
-``inner``, ``outer``, ``tensordot``, ``linalg.inv``/``det``/``slogdet``/``solve``.
+``inner``, ``outer``, ``tensordot``, ``linalg.inv``/``det``/``slogdet``/``solve``/``eigvalsh``.
 """
 from __future__ import annotations
 
@@ -191,6 +191,12 @@ def solve_vjp_1(g, ans, a, b):
     return np.linalg.solve(at, g)
 
 
+def eigvalsh_vjp(g, ans, a, UPLO="L"):
+    """Eigenvalues of a symmetric matrix: ``dw_k = v_k^T dA v_k``, so the adjoint is ``V diag(g) V^T``."""
+    _, v = np.linalg.eigh(_arr(a), UPLO=UPLO)
+    return (v * np.asarray(g)[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
 defvjp(operator.matmul, matmul_vjp_0, matmul_vjp_1)
 defvjp(operator.imatmul, matmul_vjp_0, matmul_vjp_1)
 defvjp(np.matmul, matmul_vjp_0, matmul_vjp_1)
@@ -202,5 +208,6 @@ defvjp(np.tensordot, tensordot_vjp_0, tensordot_vjp_1, names=("a", "b", "axes"))
 defvjp(np.linalg.inv, inv_vjp)
 defvjp(np.linalg.det, det_vjp)
 defvjp(np.linalg.solve, solve_vjp_0, solve_vjp_1)
+defvjp(np.linalg.eigvalsh, eigvalsh_vjp)
 defnode(np.linalg.slogdet, slogdet_rule)
 defnode(np.einsum, einsum_rule)

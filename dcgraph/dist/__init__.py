@@ -12,9 +12,12 @@ from types import MappingProxyType
 from . import bijectors, support
 from .base import Distribution, Univariate
 from .bounded import Beta, Uniform
+from .bugs_discrete import NoncentralHypergeometric, OneBasedCategorical, TrialsGeometric
 from .continuous import Cauchy, Flat, Laplace, Logistic, Normal, StudentT
 from .discrete import Bernoulli, BetaBinomial, Binomial, Categorical, Geometric, NegativeBinomial, Poisson
+from .generalized import GeneralizedExtremeValue, GeneralizedGamma, GeneralizedPareto, LogLikelihoodTerm
 from .multivariate import Dirichlet, Multinomial, MvNormal
+from .mvt import MvStudentT
 from .positive import ChiSquared, Exponential, Gamma, HalfNormal, InverseGamma, LogNormal, Pareto, Weibull
 from .support import (Interval, IntegerInterval, IntegerSimplex, NonNegative, NonNegativeInteger, Positive,
                       PositiveDefinite, Real, RealVector, Simplex, Support, UnitInterval)
@@ -25,6 +28,9 @@ _FAMILIES = (
     Normal, HalfNormal, LogNormal, StudentT, Cauchy, Laplace, Logistic, Exponential, Gamma, InverseGamma,
     Beta, Uniform, Weibull, Pareto, ChiSquared, Flat, Truncated, Censored, Dirichlet, MvNormal, Wishart,
     Bernoulli, Binomial, Poisson, Categorical, Geometric, NegativeBinomial, BetaBinomial, Multinomial,
+    # BUGS families (issue 12)
+    OneBasedCategorical, TrialsGeometric, NoncentralHypergeometric, GeneralizedGamma, GeneralizedExtremeValue,
+    GeneralizedPareto, LogLikelihoodTerm, MvStudentT,
 )
 
 #: Read-only table from class name to distribution class, for generic code (e.g. BUGS mapping).
