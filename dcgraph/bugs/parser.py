@@ -290,7 +290,9 @@ def _expr(e) -> str:
         left, right = _expr(e.left), _expr(e.right)
         if _prec(e.left) < p or (e.op == "^" and _prec(e.left) <= p):
             left = f"({left})"
-        if _prec(e.right) < p or (e.op in "-/" and _prec(e.right) == p) or (e.op == "^" and _prec(e.right) < 3):
+        # left-associative operators: a right operand of the same precedence keeps its parentheses
+        # (``a + (b + c)`` is another tree than ``a + b + c``, even where the value is the same)
+        if _prec(e.right) < p or (p < 4 and _prec(e.right) == p) or (e.op == "^" and _prec(e.right) < 3):
             right = f"({right})"
         return f"{left} {e.op} {right}" if p < 4 else f"{left}^{right}"
     raise TypeError(f"unparse: not a BUGS syntax node: {e!r}")

@@ -1,0 +1,54 @@
+"""``dcgraph.bugs.fit.sample``: monitors (logical nodes, missing data), names, seeds, errors."""
+import json
+
+import numpy as np
+import pytest
+
+import dcgraph.bugs as B
+from bugs_compile_cases import EXAMPLES, compiled
+from dcgraph.bugs.fit import default_monitor, sample
+from dcgraph.infer import mcse_mean
+
+
+def test_monitored_names_shapes_and_reproducibility(tmp_path):
+    model = compiled("surgical")
+    assert default_monitor(model) == ["p"]
+    a = sample(model, chains=2, draws=40, warmup=40, seed=7, progress=False)
+    b = sample(model, chains=2, draws=40, warmup=40, seed=7, progress=False)
+    np.testing.assert_array_equal(a.draws, b.draws)
+    assert a.names == [f"p[{i}]" for i in range(1, 13)] and a["p"].shape == (2, 40, 12)
+    assert np.all((a["p"] > 0) & (a["p"] < 1))                  # constrained scale
+    assert str(a.assignment) == "[1] NUTS sampler: p[1:12] (12 nodes)"
+    header = open(a.to_csv(tmp_path / "s.csv")).readline().strip().split(",")
+    assert header[:4] == ["chain", "draw", "p[1]", "p[2]"]
+    c = sample(model, chains=2, draws=40, warmup=40, seed=8, progress=False)
+    assert not np.array_equal(a.draws, c.draws)
+
+
+def test_logical_node_is_its_function_of_the_parameters():
+    model = compiled("rats")
+    r = sample(model, chains=1, draws=20, warmup=30, seed=2, monitor="sigma,tau.c,alpha0,alpha.c,beta.c",
+               progress=False)
+    np.testing.assert_allclose(r["sigma"], 1 / np.sqrt(r["tau.c"]), rtol=1e-12)
+    np.testing.assert_allclose(r["alpha0"], r["alpha.c"] - 22 * r["beta.c"], rtol=1e-12)
+
+
+def test_unknown_monitor_is_an_error():
+    with pytest.raises(B.BUGSError, match="cannot monitor 'sigma2'"):
+        sample(compiled("rats"), monitor=["sigma2"], progress=False)
+    with pytest.raises(ValueError, match="unknown sampler 'gibbs'"):
+        sample(compiled("surgical"), sampler="gibbs", progress=False)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_missing_data_sampled_and_monitored_rats_missdata():
+    """Rats with NA weights: the missing Y[26, 2:5] match the published MultiBUGS table."""
+    d = EXAMPLES / "rats"
+    model = B.compile(d / "model.txt", d / "missdata.txt", [d / "inits.txt", d / "inits1.txt"])
+    table = json.loads((d / "posterior.json").read_text())["other_tables"][0]["nodes"]
+    r = sample(model, chains=4, draws=200, warmup=200, seed=1, monitor="Y,beta.c", progress=False)
+    assert np.all(np.isfinite(r["Y"]))
+    for node, pub in table.items():
+        x = r.draws[:, :, r.names.index(node)]
+        assert abs(x.mean() - pub["mean"]) <= max(4 * mcse_mean(x), 0.1 * pub["sd"]), node
+        assert x.std() == pytest.approx(pub["sd"], rel=0.15), node
