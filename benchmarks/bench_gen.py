@@ -1,6 +1,8 @@
 """Gen layer speed: simulate / generate / update per second on a 20-choice model and a
 1,000-step HMM (plain Python loop), the incremental-update speedup, and Pyro (trace + replay /
 condition handlers) on the same models when it is installed (extra ``bench``; GenJAX likewise).
+Then the inference library: importance-sampling throughput (vs Pyro), particle-filter steps
+per second, and combinator update costs at lengths 10 and 1,000 (they should not grow).
 
     python benchmarks/bench_gen.py [--rounds 5] [--steps 1000] [--clock cpu|wall]
 
@@ -18,8 +20,8 @@ import time
 
 import numpy as np
 
-from dcgraph.gen import (NoChange, categorical, choicemap, gen, generate, normal, simulate,
-                         update)
+from dcgraph.gen import (NoChange, UnknownChange, categorical, choicemap, gen, generate, normal,
+                         simulate, update)
 
 TRANS = np.array([[0.9, 0.1], [0.2, 0.8]])
 MEANS = np.array([-1.0, 1.0])
@@ -199,6 +201,136 @@ def main():
     print(f"chain of 1000 updates, each flipping a random z_t of the previous trace: "
           f"{chain_updates(trh, steps, rng, clock) * 1e3:.3f}ms per update "
           f"(changed values kept aside: the chain's values grow)")
+    inference_section(a.rounds, clock)
+
+
+# -- issue 14: inference throughput and combinator update costs ----------------------------
+@gen
+def normal_normal():
+    x = normal(0.0, 1.0) @ "x"
+    return normal(x, 1.0) @ "y"
+
+
+@gen
+def unfold_step(t, prev):
+    return normal(0.9 * prev, 1.0) @ "x"
+
+
+@gen
+def map_point(mu):
+    return normal(mu, 1.0) @ "y"
+
+
+def pyro_importance(n: int):
+    """Pyro's importance sampling of the same model (prior proposal), or None."""
+    try:
+        import pyro
+        import pyro.distributions as pdist
+        import torch
+        from pyro import poutine
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    y = torch.tensor(2.0)
+
+    def model():
+        x = pyro.sample("x", pdist.Normal(0.0, 1.0))
+        pyro.sample("y", pdist.Normal(x, 1.0), obs=y)
+
+    def run():
+        lw = [poutine.trace(model).get_trace().log_prob_sum() for _ in range(n)]
+        return torch.logsumexp(torch.stack(lw), 0)
+    return run
+
+
+def inference_section(rounds: int, clock) -> None:
+    from dcgraph.gen.combinators import Map, Unfold
+    from dcgraph.gen.inference import (importance_sampling, initialize_particle_filter,
+                                       maybe_resample, particle_filter_step)
+    rng = np.random.default_rng(1)
+    n = 2000
+    ours = min(timed(lambda: importance_sampling(normal_normal, (), {"y": 2.0}, n, rng=rng), 1,
+                     clock) for _ in range(rounds))
+    peer = pyro_importance(n)
+    pyro_t = min(timed(peer, 1, clock) for _ in range(rounds)) if peer else None
+    print(f"\nimportance sampling, normal-normal, {n} particles: dcgraph.gen "
+          f"{n / ours:,.0f} particles/s" + (f", pyro {n / pyro_t:,.0f} particles/s: "
+                                             f"{pyro_t / ours:.2f}x" if pyro_t else
+                                             ", pyro not installed") +
+          "; genjax " + ("installed but not benchmarked" if genjax_available()
+                         else "not installed"))
+    from dcgraph.gen.inference import importance_sampling_vectorized
+    big = 20_000
+    vec = min(timed(lambda: importance_sampling_vectorized(normal_normal, (), {"y": 2.0}, big,
+                                                           rng=rng), 1, clock)
+              for _ in range(rounds))
+    print(f"vectorised importance sampling (one run, numpy arrays), {big} particles: "
+          f"{big / vec:,.0f} particles/s, {ours / n * big / vec:.0f}x the per-particle path")
+    # particle filter on Gen.jl's HMM (Unfold): one step extends every particle by one kernel
+    particles, horizon = 500, 20
+    obs = [int(v) for v in rng.integers(3, size=horizon + 1)]
+
+    def pf():
+        st = initialize_particle_filter(pf_hmm, (0,), {"x_init": obs[0]}, particles, rng=rng)
+        for t in range(1, horizon + 1):
+            maybe_resample(st)
+            particle_filter_step(st, (t,), (UnknownChange,), {("chain", t, "x"): obs[t]})
+    t_pf = min(timed(pf, 1, clock) for _ in range(rounds))
+    print(f"particle filter, Gen's 3-state HMM, {particles} particles x {horizon} steps: "
+          f"{particles * horizon / t_pf:,.0f} particle-steps/s, {horizon / t_pf:.1f} filter "
+          f"steps/s")
+    # combinator update costs: O(1) kernel calls whatever the length
+    print(f"{'combinator update':<44} {'n=10':>10} {'n=1000':>10}")
+    for label, make in (("Unfold: constrain the last step", _unfold_last),
+                        ("Unfold: extend by one step", _unfold_extend),
+                        ("Map: change one element's argument", _map_one)):
+        times = []
+        for size in (10, 1000):
+            fn = make(Unfold(unfold_step), Map(map_point), size, rng)
+            times.append(min(timed(fn, 200, clock) for _ in range(rounds)))
+        print(f"{label:<44} {times[0] * 1e3:8.3f}ms {times[1] * 1e3:8.3f}ms")
+
+
+PF_PRIOR = [0.2, 0.3, 0.5]
+PF_EMIT = [[0.1, 0.2, 0.7], [0.2, 0.7, 0.1], [0.7, 0.2, 0.1]]
+PF_TRANS = [[0.4, 0.4, 0.2], [0.2, 0.3, 0.5], [0.9, 0.05, 0.05]]
+
+
+@gen
+def pf_step(t, prev):
+    z = categorical(PF_TRANS[prev]) @ "z"
+    categorical(PF_EMIT[z]) @ "x"
+    return z
+
+
+@gen
+def pf_hmm(steps):
+    from dcgraph.gen.combinators import Unfold
+    z = categorical(PF_PRIOR) @ "z_init"
+    categorical(PF_EMIT[z]) @ "x_init"
+    return Unfold(pf_step)(steps, z) @ "chain"
+
+
+def _unfold_last(uf, _, n, rng):
+    tr = simulate(uf, (n, 0.0), rng=rng)
+    c = choicemap({(n, "x"): 0.5})
+    return lambda: uf.update(tr, (n, 0.0), (NoChange, NoChange), c, rng)
+
+
+def _unfold_extend(uf, _, n, rng):
+    tr = simulate(uf, (n, 0.0), rng=rng)
+    c = choicemap({(n + 1, "x"): 0.5})
+    return lambda: uf.update(tr, (n + 1, 0.0), (UnknownChange, NoChange), c, rng)
+
+
+def _map_one(_, mp, n, rng):
+    from dcgraph.gen.combinators import VectorDiff
+    mus = [0.0] * n
+    tr = simulate(mp, (mus,), rng=rng)
+    new = list(mus)
+    new[n // 2] = 1.0
+    diff = (VectorDiff(n, n, {n // 2 + 1: UnknownChange}),)
+    return lambda: mp.update(tr, (new,), diff, choicemap(), rng)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,12 @@ from .runtime import GenError
 from .selection import (AllSelection, ComplementSelection, Selection, StaticSelection,
                         all_selection, complement, select)
 from .trace import ChoiceRecord, DynamicTrace, Trace
+from .combinators import Map, Production, Recurse, Switch, Unfold, VectorDiff
+from .mixture import HeterogeneousMixture, HomogeneousMixture
+from .optimizers import ADAM, FixedStepGradientDescent, GradientDescent, apply_update
+from .params import PrivateAccumulator
+from .train import train
+from . import inference
 
 __all__ = ["Address", "AddressError", "ChoiceMap", "ChoiceMapError", "choicemap",
            "EMPTY_CHOICEMAP", "GenerativeFunction", "GenFunction", "Invocation", "gen", "seed",
@@ -28,7 +34,10 @@ __all__ = ["Address", "AddressError", "ChoiceMap", "ChoiceMapError", "choicemap"
            "scale", "ParameterStore", "default_store", "param", "init_param", "get_param",
            "get_param_grad", "set_param", "zero_param_grads", "GenError", "Selection",
            "StaticSelection", "AllSelection", "ComplementSelection", "select", "all_selection",
-           "complement", "Trace", "DynamicTrace", "ChoiceRecord", *_DIST_NAMES, *_GFI_NAMES]
+           "complement", "Trace", "DynamicTrace", "ChoiceRecord", *_DIST_NAMES, *_GFI_NAMES,
+           "Map", "Unfold", "Switch", "Recurse", "Production", "VectorDiff",
+           "HeterogeneousMixture", "HomogeneousMixture", "ADAM", "FixedStepGradientDescent",
+           "GradientDescent", "apply_update", "PrivateAccumulator", "train", "inference"]
 
 
 def __getattr__(name):

@@ -133,7 +133,16 @@ def _call_rule(sweep, node, g):
             frame.grads.set_submap(addr, grads)
     for a, ga in zip(node.args[0].args, arg_grads):
         if ga is not None and sweep.wants(a):
-            sweep.add(a, ga)
+            sweep.add(a, _as_adjoint(ga))
+
+
+def _as_adjoint(g):
+    """A gradient in its value's structure (a list/tuple of item gradients, as combinators
+    return for sequence arguments) as the sweep's container adjoint."""
+    if type(g) is list or type(g) is tuple:
+        from ..ad.values import Sparse
+        return Sparse((i, _as_adjoint(x)) for i, x in enumerate(g) if x is not None)
+    return g
 
 
 def _param_rule(sweep, node, g):

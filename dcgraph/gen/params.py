@@ -14,8 +14,8 @@ import numpy as np
 
 from .runtime import GenError, param
 
-__all__ = ["ParameterStore", "default_store", "param", "init_param", "get_param",
-           "get_param_grad", "set_param", "zero_param_grads"]
+__all__ = ["ParameterStore", "PrivateAccumulator", "default_store", "param", "init_param",
+           "get_param", "get_param_grad", "set_param", "zero_param_grads"]
 
 
 class ParameterStore:
@@ -68,6 +68,34 @@ class ParameterStore:
     def parameters(self, gen_fn=None) -> list:
         """The ``(gen_fn, name)`` keys (of ``gen_fn`` only, when given)."""
         return [k for k in self.values if gen_fn is None or k[0] is gen_fn]
+
+    reset_gradients = zero_param_grads
+
+    def private_accumulator(self) -> "PrivateAccumulator":
+        """A store sharing this store's parameter values with its own zeroed gradient
+        accumulators, for one thread (no locking); ``merge_into`` adds them back."""
+        return PrivateAccumulator(self)
+
+
+class PrivateAccumulator(ParameterStore):
+    """Per-thread gradient accumulators over a shared store's values (the C++ design notes'
+    "each thread accumulates into its own accumulator, summed after the minibatch")."""
+
+    def __init__(self, shared: ParameterStore):
+        self.shared, self.values, self.lock = shared, shared.values, None
+        self.grads = {k: np.zeros_like(g) if np.ndim(g) else 0.0
+                      for k, g in shared.grads.items()}
+
+    def accumulate(self, gen_fn, name: str, grad) -> None:
+        key = (gen_fn, name)
+        self.grads[key] = self.grads[key] + grad
+
+    def merge_into(self, store: ParameterStore | None = None) -> None:
+        """Add these accumulators into ``store`` (the shared store by default), then zero."""
+        store = store or self.shared
+        for (gen_fn, name), g in self.grads.items():
+            store.accumulate(gen_fn, name, g)
+        self.zero_param_grads()
 
 
 default_store = ParameterStore()
