@@ -20,6 +20,8 @@ _LAZY = {
     "value_and_grad": "dcgraph.ad",
     "vjp": "dcgraph.ad",
     "check_grads": "dcgraph.ad",
+    "hessian": "dcgraph.ad",
+    "hvp": "dcgraph.ad",
 }
 
 __all__ = ["track", "Tape", "Context", "DepthLimitContext", "Node", "Argument", "Constant",

@@ -1,4 +1,4 @@
-"""The ``dcgraph`` command line: ``trace``, ``view`` and ``demo``.
+"""The ``dcgraph`` command line: ``trace``, ``view``, ``demo`` and ``bugs``.
 
     dcgraph trace MODULE:FUNCTION ARG... [--kw NAME=VALUE] [--depth N] [--svg F] [--html F] [--json F]
     dcgraph view FILE.json [--depth N] [--svg F] [--html F]
@@ -102,7 +102,7 @@ def _trace(args) -> int:
         tape = getattr(exc, "tape", None)
         if tape is not None:
             _output(tape, args)
-        print(f"dcgraph: {args.target} raised {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"dcgraph: {args.target} raised {type(exc).__name__}: {_line(exc)}", file=sys.stderr)
         return 1
     _output(tape, args)
     return 0
@@ -114,7 +114,7 @@ def _view(args) -> int:
         tape = from_json(Path(args.file))
     except FileNotFoundError:
         raise CLIError(f"no such file: {args.file}") from None
-    except ValueError as exc:
+    except (ValueError, OSError, RecursionError) as exc:   # main prints one printable line
         raise CLIError(f"{args.file}: {exc}") from None
     _output(tape, args)
     return 0
@@ -168,14 +168,28 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=7, help="random seed (7)")
     views(p)
     p.set_defaults(run=_demo)
+    from .bugs.cli import add_subparser as add_bugs
+    add_bugs(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = _parser().parse_args(argv)
+    if argv is None:
+        argv = sys.argv[1:]
+    args = _parser().parse_args(list(argv) or ["demo"])     # no command: the demo
     try:
         return args.run(args)
     except CLIError as exc:
-        print(f"dcgraph {args.command}: error: {exc}", file=sys.stderr)
+        print(f"dcgraph {args.command}: error: {_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _line(message) -> str:
+    """``message`` as one printable line (no terminal escapes from a file or a value)."""
+    from .tape.printing import printable
+    try:
+        text = str(message)
+    except Exception:       # a user's exception whose __str__ fails
+        text = f"<{type(message).__name__}>"
+    return printable(text.replace("\n", " "))

@@ -21,6 +21,7 @@ from ..tape import PrimitiveCall, Tape
 from ..tracer.track import track
 from .compiled import GuardFailed, NotCompilable, compile_gradient, structure_key
 from .core import Sweep
+from .higher import gradient_rule
 from .values import Sparse, carries, densify
 
 __all__ = ["grad", "value_and_grad", "vjp", "backward", "GradientCache"]
@@ -36,6 +37,7 @@ def grad(f, argnums=0):
         return vg(*args, **kwargs)[1]
 
     gradient.compiled = vg.compiled
+    gradient._dcgraph_vjp = gradient_rule(f, argnums, False)     # grad(grad(f)) nests
     return gradient
 
 
@@ -45,7 +47,7 @@ def value_and_grad(f, argnums=0):
 
     @functools.wraps(f)
     def value_and_gradient(*args, **kwargs):
-        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        nums = _argnums(argnums)
         for i in nums:
             if not -len(args) <= i < len(args):
                 raise ValueError(f"dcgraph.grad: argnums {i} out of range for {len(args)} "
@@ -68,6 +70,7 @@ def value_and_grad(f, argnums=0):
         return value, grads[0] if isinstance(argnums, int) else grads
 
     value_and_gradient.compiled = cache
+    value_and_gradient._dcgraph_vjp = gradient_rule(f, argnums, True)
     return value_and_gradient
 
 
@@ -101,6 +104,21 @@ def backward(tape: Tape, seed=1.0) -> dict:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+def _argnums(argnums) -> tuple:
+    """``argnums`` as a tuple of ints; a clear TypeError for anything else."""
+    def bad():
+        return TypeError(f"dcgraph.grad: argnums must be an int or a tuple of ints "
+                         f"(positions of positional arguments), got {argnums!r}")
+    if isinstance(argnums, bool):
+        raise bad()
+    if isinstance(argnums, int):
+        return (argnums,)
+    if not isinstance(argnums, (tuple, list)) or not argnums or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in argnums):
+        raise bad()
+    return tuple(argnums)
+
+
 def _scalar_seed(value):
     if isinstance(value, (bool, int)) and not isinstance(value, float):
         raise TypeError(f"dcgraph.grad: the function returned an integer ({value!r}); "

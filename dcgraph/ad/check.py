@@ -26,6 +26,7 @@ class GradCheck:
     errors: dict = field(default_factory=dict)
     tol: float = 1e-6
     gradients: dict = field(default_factory=dict)
+    compared: dict = field(default_factory=dict)   # i -> [(path, reverse, central, error)]
 
     @property
     def worst(self) -> float:
@@ -34,6 +35,19 @@ class GradCheck:
     @property
     def ok(self) -> bool:
         return self.worst <= self.tol
+
+    def table(self, limit: int = 20) -> str:
+        """The compared entries, worst first: argument, position, reverse mode, central
+        difference, error."""
+        rows = sorted(((e, i, path, ad, fd) for i, entries in self.compared.items()
+                       for path, ad, fd, e in entries), key=lambda r: -r[0])
+        lines = [f"{'argument':<16} {'reverse mode':>14} {'finite diff.':>14} {'error':>9}"]
+        for e, i, path, ad, fd in rows[:limit]:
+            where = f"arg {i}" + "".join(f"[{p}]" for p in path)
+            lines.append(f"{where:<16} {ad:>14.7g} {fd:>14.7g} {e:>9.2e}")
+        if len(rows) > limit:
+            lines.append(f"... {len(rows) - limit} more")
+        return "\n".join(lines)
 
     def __str__(self):
         rows = ", ".join(f"arg {i}: {e:.2e}" for i, e in self.errors.items())
@@ -58,16 +72,20 @@ def check_grads(f, *args, argnums=None, eps: float = 1e-6, tol: float = 1e-6,
         ad = grad(f, i)(*args, **kwargs)
         report.gradients[i] = ad
         worst = 0.0
+        rows = []
         for path in _leaves(args[i]):
             plus, minus = _perturbed(args, i, path, eps), _perturbed(args, i, path, -eps)
             fd = (float(f(*plus, **kwargs)) - float(f(*minus, **kwargs))) / (2.0 * eps)
             got = _get(ad, path)
             if got is None:
                 got = 0.0
-            worst = max(worst, abs(float(got) - fd) / max(1.0, abs(fd)))
+            err = abs(float(got) - fd) / max(1.0, abs(fd))
+            worst = max(worst, err)
+            rows.append((path, float(got), fd, err))
         report.errors[i] = worst
+        report.compared[i] = rows
     if raise_on_failure and not report.ok:
-        raise GradientCheckError(f"dcgraph.check_grads: {report}")
+        raise GradientCheckError(f"dcgraph.check_grads: {report}\n{report.table()}")
     return report
 
 

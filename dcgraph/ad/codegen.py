@@ -29,7 +29,7 @@ from ..tape.printing import BINARY_SYMBOLS, UNARY_SYMBOLS
 from ..tape import Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall
 from .core import _FAST, Sweep
 from .codegen_backward import (DONE, ENTER, NODE, TEMPLATES, BackwardEmitter,  # noqa: F401
-                               NotCompilable, _mode, unalias, where)
+                               NotCompilable, _mode, literal_list, unalias, where)
 
 __all__ = ["generate", "NotCompilable", "TEMPLATES", "where", "symbol"]
 
@@ -252,6 +252,8 @@ class _Gen(BackwardEmitter):
             self.mark(node.args[0])
         fn, a = node.fn, [self.v(x) for x in node.args]
         self.val[node] = f"v{k}"
+        if literal_list(node):                    # [1.0, 2.0]: a fresh list, extended
+            return [f"v{k} = {a[0]}", f"v{k}.extend({a[1]})"]
         callee = None
         if node.fn_node is not None:              # guarded if its rule is used (``run``)
             callee = self.v(node.fn_node)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tracer import ops
 from ..tape.printing import format_node
 from ..tape import Argument, Constant, NestedCall, Node, Phi, PrimitiveCall, Return
 from .core import _FAST
@@ -126,6 +127,8 @@ class BackwardEmitter:
     def pull(self, node, g) -> None:
         """Pull ``g`` back through a primitive along the path ``Sweep.sweep`` takes."""
         fn, args, kwargs = node.fn, node.args, node.kwargs
+        if literal_list(node):
+            return                       # constants into a fresh list: nothing flows back
         rule = lookup(fn) or (lookup(fn) if load_deferred() else None)
         if rule is None:
             raise NotCompilable(f"no VJP rule for {primitive_name(fn)} ({where(node)})")
@@ -215,3 +218,13 @@ def unalias(node):
             node = node.child.returned.inputs[0]
         else:
             return node
+
+
+def literal_list(node) -> bool:
+    """``build_list()`` then ``extend(constant tuple)``: how CPython builds a list display of
+    constants (``[1.0, 0.0, 1.0]``); the one container mutation compiled replay re-runs."""
+    if node.fn is not list.extend or len(node.args) != 2 or node.kwargs:
+        return False
+    fresh, items = node.args
+    return (type(items) is Constant and items.tape is None and type(fresh) is PrimitiveCall
+            and fresh.fn is ops.build_list and not fresh.args)

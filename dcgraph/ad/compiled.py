@@ -26,7 +26,9 @@ import numpy as np
 from ..tracer import ops
 from ..tape import Argument, Constant, NestedCall, PrimitiveCall, Raise, Return
 from .codegen import NotCompilable, generate, symbol, unalias, where
+from .codegen_backward import literal_list
 from .core import Sweep
+from .effects import effect_of
 from .values import Sparse, carries, dense_array
 
 __all__ = ["compile_gradient", "CompiledGradient", "GuardFailed", "NotCompilable",
@@ -149,10 +151,10 @@ def check_supported(tape) -> None:
         elif t is Constant and node.tape is not None and node.name in _EXC_CONSTANTS:
             raise NotCompilable(f"an exception was caught ({where(node)})")
         elif t is PrimitiveCall:
-            if node.mutates is not None:
+            if node.mutates is not None and not literal_list(node):
                 raise NotCompilable(f"container mutation ({where(node)})")
-            why = symbol(_NEVER_RERUN, node.fn)
-            if why is not None:
+            why = symbol(_NEVER_RERUN, node.fn) or effect_of(node)
+            if why is not None:      # a guard failing after it would make it happen twice
                 raise NotCompilable(f"{why} ({where(node)})")
 
 

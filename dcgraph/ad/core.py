@@ -10,9 +10,13 @@ the call does not depend on the differentiated arguments at all (``active``).
 """
 from __future__ import annotations
 
+from types import FunctionType
+
 import numpy as np
 
+from ..tracer.ops import out_position
 from ..tape import Argument, Constant, NestedCall, Phi, PrimitiveCall, Return
+from .dunders import DUNDERS, pull_through_python, python_operator
 from .registry import RULES, MissingRuleError, load_deferred, lookup, primitive_name
 from .values import SCALARS, Sparse, carries, dense_array
 from .versions import Versions
@@ -25,8 +29,23 @@ ndarray = np.ndarray
 
 
 def _writes_out(node) -> bool:
-    """A ufunc that wrote its result into ``out=``: pulled back like the plain call."""
-    return type(node.fn) is np.ufunc and "out" in node.kwargs
+    """A call that wrote its result into ``out=`` (or a positional out): pulled back like the
+    plain call; the out array's earlier contents get no adjoint."""
+    if "out" in node.kwargs:
+        return node.mutates is not None or type(node.fn) is np.ufunc
+    return _positional_out(node) is not None
+
+
+def _positional_out(node) -> int | None:
+    """Position of the out array among ``node.args`` (a ufunc's, ``np.dot(a, b, out)``)."""
+    fn, n = node.fn, len(node.args)
+    if type(fn) is np.ufunc:
+        return fn.nin if n > fn.nin else None
+    k = out_position(fn) if n > 2 and node.mutates is not None else None
+    return k if k is not None and k < n and node.args[k].value is node.mutates else None
+
+
+_NOT_REAL = (str, bytes, bytearray, memoryview)
 
 
 class Sweep:
@@ -69,11 +88,27 @@ class Sweep:
         v = node.value
         if type(v) in SCALARS:
             return True
-        return carries(v) and self.active(node)
+        if carries(v):
+            return self.active(node)
+        if isinstance(v, _NOT_REAL) and self.active(node):
+            self.cut(node)
+        return False
+
+    def cut(self, node) -> None:
+        """A real value became text or bytes (``str``, ``repr``, formatting) and came back:
+        the derivative through it is not zero but cannot be followed."""
+        raise MissingRuleError(
+            f"dcgraph.ad: the gradient passes through {node!r} (at {node.loc}), a "
+            f"{type(node.value).__name__} made from a differentiated value; a value that leaves "
+            f"the numbers (str, repr, formatting, bytes) and comes back cuts the gradient")
 
     def add(self, node, g) -> None:
         """Accumulate adjoint ``g`` into ``node`` (dropped for constants and non-numeric nodes)."""
-        if g is None or type(node) is Constant or not carries(node.value):
+        if g is None or type(node) is Constant:
+            return
+        if not carries(node.value):
+            if isinstance(node.value, _NOT_REAL) and self.active(node):
+                self.cut(node)
             return
         adj = self.adj
         old = adj.get(node)
@@ -118,7 +153,13 @@ class Sweep:
         return memo[node]
 
     def missing(self, node, g, key=None) -> None:
-        """No rule for ``node``: fine if it does not depend on the arguments, else an error."""
+        """No rule for ``node``: fine if it does not depend on the arguments, else an error.
+        A function carrying its own node rule (``_dcgraph_vjp``: those ``grad`` returns) is
+        pulled back through it."""
+        own = node.fn.__dict__.get("_dcgraph_vjp") if type(node.fn) is FunctionType else None
+        if own is not None and key is None:
+            own(self, node, g)
+            return
         if load_deferred():
             rule = lookup(key if key is not None else node.fn)
             if rule is not None:
@@ -221,15 +262,22 @@ class Sweep:
         if rule.vjps is None:
             rule.node(self, node, g)
             return
+        args, kwargs = node.args, node.kwargs
+        if node.fn in DUNDERS and python_operator(node.fn, [a.value for a in args]):
+            pull_through_python(self, node, g)       # a user class's operator method ran
+            return
         ans = node.value
         if type(g) is Sparse and type(ans) is ndarray:
             g = dense_array(ans.shape, g, ans.dtype)
-        args, kwargs = node.args, node.kwargs
         if kwargs and type(node.fn) is np.ufunc and "where" in kwargs:
             self.unsupported(node, g, "ufunc called with where=")
             return
         vjps = rule.vjps
         vals = None
+        out = _writes_out(node)
+        k = _positional_out(node) if out else None
+        if k is not None:
+            args = args[:k]
         for i, a in enumerate(args):
             f = vjps[i] if i < len(vjps) else None
             if f is None or not self.wants(a):
@@ -238,7 +286,7 @@ class Sweep:
                 vals, kw = self._values(node)
             self.add(a, f(g, ans, *vals, **kw))
         for name, a in kwargs.items():
-            if name == "out" and type(node.fn) is np.ufunc:
+            if name == "out" and out:
                 continue                 # overwritten: its earlier contents get no adjoint
             i = rule.index(name)
             f = vjps[i] if i is not None and i < len(vjps) else None
@@ -254,9 +302,14 @@ class Sweep:
 
     def _values(self, node):
         value = self.value
-        vals = [value(a) for a in node.args]
-        kw = {k: value(a) for k, a in node.kwargs.items()} if node.kwargs else {}
-        return vals, kw
+        args = node.args
+        if _writes_out(node):
+            k = _positional_out(node)
+            args = args if k is None else args[:k]
+            kw = {k: value(a) for k, a in node.kwargs.items() if k != "out"}
+        else:
+            kw = {k: value(a) for k, a in node.kwargs.items()} if node.kwargs else {}
+        return [value(a) for a in args], kw
 
     def unsupported(self, node, g, what: str) -> None:
         """``node``'s rule cannot handle this case: an error when the result matters."""

@@ -5,6 +5,8 @@ current.
 """
 from __future__ import annotations
 
+from importlib import import_module
+
 from . import supported
 
 _HEADER = """\
@@ -18,6 +20,9 @@ ad.value_and_grad(f, argnums=0)(*args, **kwargs)  # (f(...), gradient)
 value, pullback = ad.vjp(f, *args)                # pullback(g) -> one gradient per argument
 ad.check_grads(f, *args)                          # vs central differences; worst error per argument
 ad.backward(tape, seed=1.0)                       # adjoints into node.meta["adjoint"]
+ad.hessian(f, argnums=0)(*args)                   # second derivatives (x.shape + x.shape)
+ad.hvp(f, argnums=0)(*args, v)                    # Hessian times v
+ad.grad(ad.grad(f))(x)                            # gradients nest (reverse over reverse)
 ad.supported()                                    # the list below
 ```
 
@@ -27,8 +32,19 @@ is `None`). Control flow needs no rule: the tape holds the path taken. Element w
 (`a[i] = v`, `a[i] += v`) and reads after them give exact gradients through the tracer's
 last-writer versions; a container read before a later write is rebuilt as it was then.
 
+Writes the tracer learns about through calls are differentiated with numpy's own semantics:
+repeated fancy indices (`a[idx] = v`: the last writer wins; `a[idx] += v`: once per distinct
+index), `np.add.at`/`np.subtract.at`, any `out=`, `a.flat[k] = v`, `np.fill_diagonal`,
+`np.put`, `np.place`, `np.putmask`, `np.put_along_axis`, `np.copyto(where=)`. An array handed
+to a primitive of unknown effect (outside builtins, numpy, scipy, ...) may have been written:
+the gradient passes through only when its contents provably did not change. Operators and
+properties of your own classes are differentiated through their Python methods; constructors
+and `__call__` are traced. Second derivatives trace the compiled gradient program of the path
+(`higher.py`); a path compiled replay refuses (container mutation, exceptions) is refused.
+
 A primitive the gradient depends on without a rule raises `dcgraph.ad.MissingRuleError`
-naming it and the line that called it. Register your own rules (named functions):
+naming it and the line that called it, and so does a value that left the numbers and came
+back (`float(str(x))`). Register your own rules (named functions):
 
 ```python
 def my_fn_vjp(g, ans, x, y):        # adjoint of argument 0
@@ -43,7 +59,14 @@ or they return integers/booleans.
 """
 
 
+#: Packages whose import registers rules of their own (the layers): the list covers them all,
+#: whatever was imported before.
+_RULE_PACKAGES = ("dcgraph.gen", "dcgraph.models", "dcgraph.bugs")
+
+
 def render_readme() -> str:
+    for package in _RULE_PACKAGES:
+        import_module(package)
     names = supported()
     groups: dict = {}
     for name in names:

@@ -135,7 +135,7 @@ def lookup(fn) -> Rule | None:
 
 # Rule modules imported on first need (a primitive without a rule, or ``supported()``), so
 # that ``import dcgraph.ad`` does not import scipy.stats (about a second).
-_DEFERRED = ["dcgraph.ad.rules_scipy", "dcgraph.ad.rules_dist"]
+_DEFERRED = ["dcgraph.ad.rules_scipy", "dcgraph.ad.rules_dist", "dcgraph.ad.rules_kernels"]
 
 
 def load_deferred() -> bool:

@@ -16,7 +16,9 @@ import operator
 import numpy as np
 
 from ..tracer import ops
+from .dunders import pull_through_python, python_operator, python_property
 from .registry import defnode, definplace, defzero
+from .rules_memory import pull_copy
 from .values import RESULT, Sparse, dense_array, unbroadcast
 
 ndarray = np.ndarray
@@ -104,6 +106,12 @@ def getitem_rule(sweep, node, g):
             sweep.unsupported(node, g, f"index of type {type(key).__name__}")
     elif isinstance(cv, dict):
         sweep.add(c, Sparse({key: g}))
+    elif t is np.flatiter:                              # a.flat[k]: an adjoint shaped like a
+        out = np.zeros(cv.base.size)
+        np.add.at(out, np.arange(cv.base.size)[key], np.asarray(g, dtype=float))
+        sweep.add(c, out.reshape(cv.base.shape))
+    elif python_operator(operator.getitem, (cv, key)):
+        pull_through_python(sweep, node, g)            # the class's own __getitem__
     else:
         sweep.unsupported(node, g, f"item of a {t.__name__}")
 
@@ -133,10 +141,13 @@ def getattr_rule(sweep, node, g):
     if type(v) is ndarray:
         if name == "T" or name == "mT":
             sweep.add(obj, np.swapaxes(g, -1, -2) if name == "mT" else np.transpose(g))
-        elif name == "real":
+        elif name == "real" or name == "flat":      # a.flat's adjoint is shaped like a
             sweep.add(obj, g)
         else:
             sweep.unsupported(node, g, f"attribute {name!r} of an ndarray")
+        return
+    if python_property(v, name):
+        pull_through_python(sweep, node, g)            # the property's own getter
         return
     if _computed_attribute(v, name):
         # a property or other descriptor computed the value from state the tape does not
@@ -150,6 +161,7 @@ def getattr_rule(sweep, node, g):
 defnode(operator.getitem, getitem_rule, sparse=True)
 defnode(getattr, getattr_rule)
 defzero(len)
+defzero(object.__new__)          # a fresh instance (its attributes are set after)
 defzero(isinstance)
 defzero(hasattr)
 defzero(range)
@@ -180,6 +192,9 @@ def _array_write(sweep, node, g, c, key, v, cv):
         part = g.get(k)
         if part is not None and sweep.wants(v):
             sweep.add(v, unbroadcast(sweep.value(v), dense_array(np.shape(cv[key]), part)))
+        return
+    if not _simple_index(key):        # fancy or boolean: repeats, last writer wins
+        pull_copy(sweep, node, g, 0, 2)
         return
     g = dense_array(cv.shape, g, cv.dtype)
     if sweep.wants(v):

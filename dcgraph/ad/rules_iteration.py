@@ -144,8 +144,8 @@ def dict_items_rule(sweep, node, g):
 def dict_get_rule(sweep, node, g):
     """``d.get(k, default=None)``: d[k] when k is present, else the default."""
     d, k = node.args[0], node.args[1]
-    if k.value in sweep.value(d):
-        sweep.add(d, Sparse({k.value: g}))
+    if len(node.args) < 3 or node.value is not node.args[2].value or k.value in sweep.value(d):
+        sweep.add(d, Sparse({k.value: g}))   # read from d (a default is checked last)
     elif len(node.args) > 2:
         sweep.add(node.args[2], g)
 
@@ -164,6 +164,7 @@ defnode(list, sequence_rule)
 defnode(tuple, sequence_rule)
 defnode(sorted, sorted_rule)
 defnode(dict, dict_rule)
+defnode(Sparse, dict_rule)           # an adjoint built in a traced gradient program
 defnode(dict.values, dict_values_rule)
 defnode(dict.items, dict_items_rule)
 defnode(dict.get, dict_get_rule)

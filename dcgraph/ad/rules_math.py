@@ -27,12 +27,17 @@ def tan_vjp(g, ans, x):
     return g * (1.0 + ans * ans)
 
 
+def _over(g, d):
+    """``g / d``, infinite where ``d`` is 0 (as ``x ** 0.5`` at 0: the slope is vertical)."""
+    return g / d if d else g * math.copysign(math.inf, d)
+
+
 def asin_vjp(g, ans, x):
-    return g / math.sqrt(1.0 - x * x)
+    return _over(g, math.sqrt(1.0 - x * x))
 
 
 def acos_vjp(g, ans, x):
-    return -g / math.sqrt(1.0 - x * x)
+    return _over(-g, math.sqrt(1.0 - x * x))
 
 
 def atan_vjp(g, ans, x):
@@ -64,7 +69,7 @@ def asinh_vjp(g, ans, x):
 
 
 def acosh_vjp(g, ans, x):
-    return g / math.sqrt(x * x - 1.0)
+    return _over(g, math.sqrt(x * x - 1.0))
 
 
 def atanh_vjp(g, ans, x):
@@ -105,11 +110,11 @@ def log1p_vjp(g, ans, x):
 
 
 def sqrt_vjp(g, ans, x):
-    return g / (2.0 * ans)
+    return _over(g, 2.0 * ans)
 
 
 def cbrt_vjp(g, ans, x):
-    return g / (3.0 * ans * ans)
+    return _over(g, 3.0 * ans * ans)
 
 
 def erf_vjp(g, ans, x):

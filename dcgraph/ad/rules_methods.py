@@ -106,8 +106,8 @@ def dict_pop_inplace(sweep, node, g):
     prev = _without(g, RESULT, k)
     r = g.get(RESULT)
     if r is not None:
-        if k in sweep.value(d):
-            prev[k] = r
+        if len(node.args) < 3 or node.result is not node.args[2].value or k in sweep.value(d):
+            prev[k] = r                      # popped from d (a default is checked last)
         elif len(node.args) > 2:
             sweep.add(node.args[2], r)
     sweep.add(d, prev)

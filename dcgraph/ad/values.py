@@ -91,7 +91,7 @@ def carries(v) -> bool:
     if isinstance(v, np.generic):
         return v.dtype.kind in "fc"
     if isinstance(v, (int, str, bytes, type, types.ModuleType, types.FunctionType,
-                      types.BuiltinFunctionType)):
+                      types.BuiltinFunctionType, np.dtype)):
         return False
     return True
 

@@ -18,7 +18,9 @@ import operator
 
 import numpy as np
 
-from ..tracer.ops import mutated_argument
+from ..tracer.aliasing import covers
+from .effects import effect_of
+from ..tracer.ops import mutated_argument, out_position, possibly_written
 from ..tape import Argument, NestedCall, Phi, PrimitiveCall, Return
 
 __all__ = ["Versions", "StaleValueError"]
@@ -39,9 +41,16 @@ def when(node) -> tuple:
 def _mutated_target(node):
     """The argument node ``node`` mutated: by the primitive's table, a ufunc's ``out=``, or
     argument 0."""
-    k = mutated_argument(node.fn)
-    if k is None and type(node.fn) is np.ufunc and "out" in node.kwargs:
+    fn = node.fn
+    k = mutated_argument(fn)
+    if k is None and "out" in node.kwargs:
         return node.kwargs["out"]
+    if k is None and type(fn) is np.ufunc and len(node.args) > fn.nin:
+        return node.args[fn.nin]
+    if k is None and len(node.args) > 2:
+        k = out_position(fn)             # np.dot(a, b, out)
+        if k is not None and k >= len(node.args):
+            k = None
     return node.args[0 if k is None else k]
 
 
@@ -58,6 +67,8 @@ class Versions:
             if type(n) is PrimitiveCall and n.mutates is not None:
                 chains.setdefault(memory_key(n.mutates), []).append(n)
         self.chains = chains
+        self.root = root
+        self._first: dict | None = None     # id(container) -> the first node holding it
         self._whens: dict = {}
         self._lengths: dict = {}
         self._states: dict = {}
@@ -147,6 +158,11 @@ class Versions:
         origin = self._root_node(_mutated_target(chain[0]))
         state = _copy(self._origin_value(origin, node))
         for m in chain[:k]:
+            if m.fn is possibly_written:
+                raise StaleValueError(
+                    f"dcgraph.ad: the array read at {node.loc} was passed before to "
+                    f"{getattr(m.args[1], 'fn_name', '?')} at {m.loc}, whose effect is unknown:"
+                    f" its state then cannot be rebuilt")
             target = _mutated_target(m)
             args = [self._alias(a, state, chain) if a is target else self.value_at(a)
                     for a in m.args]
@@ -160,8 +176,8 @@ class Versions:
         target = origin.value
         for _ in range(10000):
             origin = _unwrap(origin)
-            if type(origin) is not PrimitiveCall or _is_random(origin.fn):
-                break
+            if type(origin) is not PrimitiveCall or _is_random(origin.fn) or effect_of(origin):
+                break                    # never run user code (or effects) in the backward pass
             args = [self.value_at(a) for a in origin.args]
             kwargs = {name: self.value_at(a) for name, a in origin.kwargs.items()}
             fresh = origin.fn(*args, **kwargs)
@@ -169,9 +185,13 @@ class Versions:
                                             and np.shares_memory(fresh, target)):
                 return fresh
             alias = [a for a in origin.args if a.value is target]
-            if not alias:
+            if alias:
+                origin = alias[0]
+                continue
+            first = self._first_holder(target)     # read back from where it was stored:
+            if first is None or first is origin:   # go to where it was made
                 break
-            origin = alias[0]
+            origin = first
         loc = node.loc
         raise StaleValueError(
             f"dcgraph.ad: the container read at {loc} was mutated later, and its earlier state "
@@ -179,12 +199,24 @@ class Versions:
             f"{' at ' + repr(origin.loc) if origin.loc is not None else ''}); "
             f"copy it before mutating it (e.g. x = x.copy())")
 
+    def _first_holder(self, value):
+        """The first node of the run that held ``value`` (its creation, when it was made in
+        the run: ``self.adj = {}`` read back later through ``getattr``)."""
+        if self._first is None:
+            first: dict = {}
+            for n in self.root.walk():
+                v = getattr(n, "value", None)
+                if type(v) in (list, dict) and id(v) not in first:
+                    first[id(v)] = n
+            self._first = first
+        return self._first.get(id(value))
+
     def _root_node(self, d):
         """The node whose value is the root container ``d``'s value lives in."""
         key = memory_key(d.value)
         for _ in range(10000):
             v = d.value
-            if not (type(v) is np.ndarray and v.base is not None):
+            if not (type(v) is np.ndarray and v.base is not None) or _whole(v):
                 if type(d) is PrimitiveCall and d.mutates is not None:
                     d = _mutated_target(d)
                     continue
@@ -206,7 +238,9 @@ class Versions:
     def _alias(self, d, state, chain):
         """``d``'s value as a part (itself or a view) of the private root ``state``."""
         v = d.value
-        if v is state or not isinstance(v, np.ndarray) or v.base is None:
+        if v is state or not isinstance(v, np.ndarray) or v.base is None or _whole(v):
+            if isinstance(v, np.ndarray) and np.shape(state) != v.shape:
+                return state.reshape(v.shape)
             if isinstance(v, np.ndarray) or type(v) is type(state):
                 return state
             return v
@@ -219,6 +253,9 @@ class Versions:
         args = [self._alias(a, state, chain) if isinstance(a.value, np.ndarray)
                 and memory_key(a.value) == key else self.value_at(a) for a in d.args]
         kwargs = {name: self.value_at(a) for name, a in d.kwargs.items()}
+        if effect_of(d):                 # never run user code (or effects) in the backward pass
+            raise StaleValueError(f"dcgraph.ad: cannot rebuild the view at {d.loc}: "
+                                  f"{effect_of(d)}")
         return d.fn(*args, **kwargs)
 
 _MUTABLE = (np.ndarray, list, dict)
@@ -228,6 +265,11 @@ def _root_array(v):
     while isinstance(v, np.ndarray) and isinstance(v.base, np.ndarray):
         v = v.base
     return v
+
+
+def _whole(v) -> bool:
+    """Is the view ``v`` all of its root's memory in C order (a fresh ``linspace``)?"""
+    return covers(v, _root_array(v))
 
 
 def memory_key(v) -> int:

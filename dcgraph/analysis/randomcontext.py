@@ -30,3 +30,12 @@ class RandomContext(Context):
         except TypeError:
             pass
         return super().is_primitive(fn, depth)
+
+    def may_write(self, fn) -> bool:
+        """A registered random function is a draw: it does not write into its arguments."""
+        try:
+            if fn in registry.RANDOM_PRIMITIVES:
+                return False
+        except TypeError:
+            pass
+        return super().may_write(fn)

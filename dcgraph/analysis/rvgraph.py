@@ -148,12 +148,32 @@ class RandomVariables:
             label = f"{c.address}\n{dist} = {_short(c.value)}"
             attrs = {"style": "filled", "fillcolor": "lightgrey"} if c.observed else {}
             g.node(f"c{c.index}", label, **attrs)
+        implied = self._implied_control()
         for k, ps in enumerate(self._parents):
             for j in sorted(ps):
                 for kd in sorted(ps[j]):
+                    if kd == CONTROL and (j, k) in implied:
+                        continue
                     g.edge(f"c{j}", f"c{k}", style="solid" if kd == DATA else "dashed",
                            label=kd if kd == CONTROL else "")
         return g
+
+    def _implied_control(self) -> set:
+        """Control edges ``(j, k)`` the drawing leaves out: ``k`` has another control parent
+        ``m`` that ``j`` reaches, so ``j -> ... -> m -> k`` shows it (only direct ones drawn)."""
+        ancestors: list[set] = []
+        for ps in self._parents:           # parents come earlier in execution order
+            anc = set(ps)
+            for j in ps:
+                anc |= ancestors[j]
+            ancestors.append(anc)
+        implied = set()
+        for k, ps in enumerate(self._parents):
+            controls = [m for m in ps if CONTROL in ps[m]]
+            for j in controls:
+                if any(m != j and j in ancestors[m] for m in controls):
+                    implied.add((j, k))
+        return implied
 
     def to_dot(self) -> str:
         """Graphviz DOT source of ``graph()``."""

@@ -9,7 +9,7 @@ non-wrapper families, closed-form ``grad_logpdf``. See ``dcgraph.dist.base`` for
 """
 from types import MappingProxyType
 
-from . import bijectors, support
+from . import bijectors, kernels, support
 from .base import Distribution, Univariate
 from .bounded import Beta, Uniform
 from .bugs_discrete import NoncentralHypergeometric, OneBasedCategorical, TrialsGeometric
@@ -22,6 +22,7 @@ from .positive import ChiSquared, Exponential, Gamma, HalfNormal, InverseGamma, 
 from .support import (Interval, IntegerInterval, IntegerSimplex, NonNegative, NonNegativeInteger, Positive,
                       PositiveDefinite, Real, RealVector, Simplex, Support, UnitInterval)
 from .wishart import Wishart
+from .validation import is_validating, validation
 from .wrappers import Censored, Truncated
 
 _FAMILIES = (
@@ -37,7 +38,7 @@ _FAMILIES = (
 LOGPDF_FAMILIES = MappingProxyType({cls.__name__: cls for cls in _FAMILIES})
 
 __all__ = [cls.__name__ for cls in _FAMILIES] + [
-    "LOGPDF_FAMILIES", "Distribution", "Univariate", "bijectors", "support",
+    "LOGPDF_FAMILIES", "Distribution", "Univariate", "bijectors", "kernels", "support", "validation", "is_validating",
     "Support", "Real", "RealVector", "Positive", "NonNegative", "Interval", "UnitInterval", "Simplex",
     "PositiveDefinite", "NonNegativeInteger", "IntegerInterval", "IntegerSimplex",
 ]

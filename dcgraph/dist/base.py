@@ -5,6 +5,8 @@ Contracts shared by every family:
 * Parameters are validated at construction, stored as read-only numpy arrays under
   the names listed in ``params`` and broadcast against each other; their broadcast
   shape is ``batch_shape``. One draw has shape ``event_shape`` (``()`` for scalars).
+  ``validation(False)`` (or a family's ``validate_args=False``) skips the checks: the
+  parameters are stored as given (float arrays) and ``batch_shape`` is computed on use.
 * ``logpdf(x)`` returns the **sum** of the log densities of all elements of ``x`` (a
   numpy float); ``logpdf_elementwise(x)`` returns them with shape
   ``broadcast(x.shape[:-event_dim], batch_shape)``. Values outside the support give
@@ -30,9 +32,11 @@ import numpy as np
 from ._math import unbroadcast
 from .bijectors import bijector_for
 from .support import Simplex
-from .validation import broadcast_batch, check_param, fmt_value
+from .validation import broadcast_batch, check_param, fmt_value, is_validating
 
 __all__ = ["Distribution", "Univariate"]
+
+_INT = np.int64
 
 
 class Distribution(abc.ABC):
@@ -42,6 +46,8 @@ class Distribution(abc.ABC):
     param_event_dims: dict = {}
     event_dim = 0
     is_discrete = False
+    _validate = True          # False: built with validation off (see ``validation``)
+    _real_line = False        # True: ``_logpdf`` is already right on all of R (+-inf, NaN): no support test
     _batch_shape: tuple = ()
     _event_shape: tuple = ()
 
@@ -50,8 +56,20 @@ class Distribution(abc.ABC):
     def name(self) -> str:
         return type(self).__name__
 
-    def _set_params(self, **specs):
-        """Validate ``name=(value, constraint)`` pairs, store them, set ``batch_shape``."""
+    def _set_params(self, validate_args=None, /, **specs):
+        """Validate ``name=(value, constraint)`` pairs, store them, set ``batch_shape``.
+
+        With ``validate_args`` False (or None while ``validation(False)`` is in force) the
+        values are stored as float (int64 for integer constraints) arrays without checks and
+        ``batch_shape`` is computed on first use.
+        """
+        validate = is_validating() if validate_args is None else bool(validate_args)
+        self._validate = validate
+        if not validate:
+            for pname, (value, constraint) in specs.items():
+                setattr(self, pname, np.asarray(value, dtype=_INT if constraint == "nonnegative_integer" else float))
+            self._batch_shape = None
+            return
         shapes = {}
         for pname, (value, constraint) in specs.items():
             a = check_param(self.name, pname, value, constraint)
@@ -70,6 +88,12 @@ class Distribution(abc.ABC):
 
     @property
     def batch_shape(self) -> tuple:
+        if self._batch_shape is None:     # unvalidated parameters: broadcast on first use
+            shapes = {}
+            for pname in self.params:
+                a, k = getattr(self, pname), self.param_event_dims.get(pname, 0)
+                shapes[pname] = a.shape[: a.ndim - k]
+            self._batch_shape = broadcast_batch(self.name, shapes)
         return self._batch_shape
 
     @property
@@ -134,7 +158,25 @@ class Distribution(abc.ABC):
         return np.array(np.broadcast_to(np.where(isnan, np.nan, lp), shape), dtype=float)
 
     def logpdf(self, x):
-        """Sum of ``logpdf_elementwise(x)`` (a numpy float)."""
+        """Sum of ``logpdf_elementwise(x)`` (a numpy float).
+
+        Scalar families take a cheap path when every element of ``x`` is in the support: the
+        raw kernel, summed (no masks, no copies); same result. Built with validation off, the
+        checks of ``x`` (numeric, shape) are skipped too.
+        """
+        if self.event_dim == 0:
+            if not self._validate:
+                x = np.asarray(x, dtype=float)
+                if self._real_line or self.support.contains(x).all():
+                    return np.sum(self._logpdf(x))
+            else:
+                x = self._as_value(x)
+                shape = self._out_shape(x)
+                if self._real_line or self.support.contains(x).all():
+                    with np.errstate(all="ignore"):
+                        lp = self._logpdf(x)
+                    if np.shape(lp) == shape:
+                        return np.sum(lp)
         return np.sum(self.logpdf_elementwise(x))
 
     def logpmf_elementwise(self, x) -> np.ndarray:

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betainc, betaincinv, betaln, digamma, xlog1py, xlogy
+from scipy.special import betainc, betaincinv
 
 from .base import Univariate
+from .kernels import beta_logpdf, beta_logpdf_grad
 from .support import Interval, UnitInterval
 from .validation import check_ordered
 
@@ -17,19 +18,14 @@ class Beta(Univariate):
     params = ("a", "b")
     support = UnitInterval()
 
-    def __init__(self, a, b):
-        self._set_params(a=(a, "positive"), b=(b, "positive"))
+    def __init__(self, a, b, validate_args=None):
+        self._set_params(validate_args, a=(a, "positive"), b=(b, "positive"))
 
     def _logpdf(self, x):
-        a, b = self.a, self.b
-        return xlogy(a - 1.0, x) + xlog1py(b - 1.0, -x) - betaln(a, b)
+        return beta_logpdf(x, self.a, self.b)
 
     def _grad_logpdf(self, x):
-        a, b = self.a, self.b
-        dab = digamma(a + b)
-        return {"x": (a - 1.0) / x - (b - 1.0) / (1.0 - x),
-                "a": np.log(x) - digamma(a) + dab,
-                "b": np.log1p(-x) - digamma(b) + dab}
+        return dict(zip(("x", "a", "b"), beta_logpdf_grad(x, self.a, self.b)))
 
     def _logcdf(self, x):
         return np.log(betainc(self.a, self.b, x))

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, gammaln, log_expit, log_ndtr, logit, ndtri, stdtr, stdtrit
+from scipy.special import log_expit, log_ndtr, logit, ndtri, stdtr, stdtrit
 
-from ._math import LOG_2PI, log1mexp
+from ._math import log1mexp
 from .base import Univariate
+from .kernels import (cauchy_logpdf, cauchy_logpdf_grad, laplace_logpdf, laplace_logpdf_grad, logistic_logpdf,
+                      logistic_logpdf_grad, normal_logpdf, normal_logpdf_grad, studentt_logpdf, studentt_logpdf_grad)
 from .support import Real
 
 __all__ = ["Normal", "StudentT", "Cauchy", "Laplace", "Logistic", "Flat"]
@@ -16,24 +18,25 @@ class Normal(Univariate):
 
     ``log p(x) = -z^2/2 - log(scale) - log(2 pi)/2`` with ``z = (x - loc)/scale``; support Real.
     Note ``scale`` is a standard deviation, not a precision.
+    ``validate_args=False`` skips the parameter checks (see ``dcgraph.dist.validation``).
     """
 
     params = ("loc", "scale")
     support = Real()
+    _real_line = True
 
-    def __init__(self, loc, scale):
-        self._set_params(loc=(loc, "real"), scale=(scale, "positive"))
+    def __init__(self, loc, scale, validate_args=None):
+        self._set_params(validate_args, loc=(loc, "real"), scale=(scale, "positive"))
 
     def _z(self, x):
         return (x - self.loc) / self.scale
 
     def _logpdf(self, x):
-        z = self._z(x)
-        return -0.5 * z * z - np.log(self.scale) - 0.5 * LOG_2PI
+        return normal_logpdf(x, self.loc, self.scale)
 
     def _grad_logpdf(self, x):
-        z, s = self._z(x), self.scale
-        return {"x": -z / s, "loc": z / s, "scale": (z * z - 1.0) / s}
+        dx, dloc, dscale = normal_logpdf_grad(x, self.loc, self.scale)
+        return {"x": dx, "loc": dloc, "scale": dscale}
 
     def _logcdf(self, x):
         return log_ndtr(self._z(x))
@@ -70,24 +73,19 @@ class StudentT(Univariate):
 
     params = ("df", "loc", "scale")
     support = Real()
+    _real_line = True
 
-    def __init__(self, df, loc=0.0, scale=1.0):
-        self._set_params(df=(df, "positive"), loc=(loc, "real"), scale=(scale, "positive"))
+    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
+        self._set_params(validate_args, df=(df, "positive"), loc=(loc, "real"), scale=(scale, "positive"))
 
     def _z(self, x):
         return (x - self.loc) / self.scale
 
     def _logpdf(self, x):
-        nu, z = self.df, self._z(x)
-        return (gammaln(0.5 * (nu + 1)) - gammaln(0.5 * nu) - 0.5 * np.log(nu * np.pi)
-                - np.log(self.scale) - 0.5 * (nu + 1) * np.log1p(z * z / nu))
+        return studentt_logpdf(x, self.df, self.loc, self.scale)
 
     def _grad_logpdf(self, x):
-        nu, s, z = self.df, self.scale, self._z(x)
-        dz = -(nu + 1) * z / (nu + z * z)
-        dnu = (0.5 * (digamma(0.5 * (nu + 1)) - digamma(0.5 * nu)) - 0.5 / nu
-               - 0.5 * np.log1p(z * z / nu) + 0.5 * (nu + 1) * z * z / (nu * (nu + z * z)))
-        return {"x": dz / s, "df": dnu, "loc": -dz / s, "scale": -(1.0 + z * dz) / s}
+        return dict(zip(("x",) + self.params, studentt_logpdf_grad(x, self.df, self.loc, self.scale)))
 
     def _logcdf(self, x):
         return np.log(stdtr(self.df, self._z(x)))
@@ -124,21 +122,19 @@ class Cauchy(Univariate):
 
     params = ("loc", "scale")
     support = Real()
+    _real_line = True
 
-    def __init__(self, loc, scale):
-        self._set_params(loc=(loc, "real"), scale=(scale, "positive"))
+    def __init__(self, loc, scale, validate_args=None):
+        self._set_params(validate_args, loc=(loc, "real"), scale=(scale, "positive"))
 
     def _z(self, x):
         return (x - self.loc) / self.scale
 
     def _logpdf(self, x):
-        z = self._z(x)
-        return -np.log(np.pi) - np.log(self.scale) - np.log1p(z * z)
+        return cauchy_logpdf(x, self.loc, self.scale)
 
     def _grad_logpdf(self, x):
-        z, s = self._z(x), self.scale
-        dz = -2.0 * z / (1.0 + z * z)
-        return {"x": dz / s, "loc": -dz / s, "scale": -(1.0 + z * dz) / s}
+        return dict(zip(("x",) + self.params, cauchy_logpdf_grad(x, self.loc, self.scale)))
 
     def _logcdf(self, x):
         return np.log(np.arctan2(1.0, -self._z(x)) / np.pi)
@@ -173,19 +169,19 @@ class Laplace(Univariate):
 
     params = ("loc", "scale")
     support = Real()
+    _real_line = True
 
-    def __init__(self, loc, scale):
-        self._set_params(loc=(loc, "real"), scale=(scale, "positive"))
+    def __init__(self, loc, scale, validate_args=None):
+        self._set_params(validate_args, loc=(loc, "real"), scale=(scale, "positive"))
 
     def _z(self, x):
         return (x - self.loc) / self.scale
 
     def _logpdf(self, x):
-        return -np.log(2.0 * self.scale) - np.abs(self._z(x))
+        return laplace_logpdf(x, self.loc, self.scale)
 
     def _grad_logpdf(self, x):
-        z, s = self._z(x), self.scale
-        return {"x": -np.sign(z) / s, "loc": np.sign(z) / s, "scale": (np.abs(z) - 1.0) / s}
+        return dict(zip(("x",) + self.params, laplace_logpdf_grad(x, self.loc, self.scale)))
 
     @staticmethod
     def _std_logcdf(z):
@@ -227,21 +223,19 @@ class Logistic(Univariate):
 
     params = ("loc", "scale")
     support = Real()
+    _real_line = True
 
-    def __init__(self, loc, scale):
-        self._set_params(loc=(loc, "real"), scale=(scale, "positive"))
+    def __init__(self, loc, scale, validate_args=None):
+        self._set_params(validate_args, loc=(loc, "real"), scale=(scale, "positive"))
 
     def _z(self, x):
         return (x - self.loc) / self.scale
 
     def _logpdf(self, x):
-        a = np.abs(self._z(x))
-        return -a - np.log(self.scale) - 2.0 * np.log1p(np.exp(-a))
+        return logistic_logpdf(x, self.loc, self.scale)
 
     def _grad_logpdf(self, x):
-        z, s = self._z(x), self.scale
-        dz = -np.tanh(0.5 * z)
-        return {"x": dz / s, "loc": -dz / s, "scale": -(1.0 + z * dz) / s}
+        return dict(zip(("x",) + self.params, logistic_logpdf_grad(x, self.loc, self.scale)))
 
     def _logcdf(self, x):
         return log_expit(self._z(x))

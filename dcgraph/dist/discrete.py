@@ -8,10 +8,11 @@ only (no ``'x'`` key; integer counts ``n`` of Binomial/BetaBinomial are not diff
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import bdtr, bdtrc, betainc, betaln, digamma, gammaln, pdtr, pdtrc, xlog1py, xlogy
+from scipy.special import bdtr, bdtrc, betainc, betaln, digamma, gammaln, pdtr, pdtrc, xlog1py
 
 from ._math import log1mexp
 from .base import Univariate
+from .kernels import bernoulli_logpmf, bernoulli_logpmf_grad, binomial_logpmf, poisson_logpmf, poisson_logpmf_grad
 from .support import IntegerInterval, NonNegativeInteger
 from .validation import check_prob_vector
 
@@ -42,14 +43,14 @@ class Bernoulli(_Discrete):
     params = ("p",)
     support = IntegerInterval(0, 1)
 
-    def __init__(self, p):
-        self._set_params(p=(p, "probability"))
+    def __init__(self, p, validate_args=None):
+        self._set_params(validate_args, p=(p, "probability"))
 
     def _logpdf(self, x):
-        return xlogy(x, self.p) + xlog1py(1.0 - x, -self.p)
+        return bernoulli_logpmf(x, self.p)
 
     def _grad_logpdf(self, x):
-        return {"p": x / self.p - (1.0 - x) / (1.0 - self.p)}
+        return {"p": bernoulli_logpmf_grad(x, self.p)[1]}
 
     def _logcdf(self, x):
         return np.where(x >= 1, 0.0, np.log1p(-self.p))
@@ -77,16 +78,15 @@ class Binomial(_Discrete):
 
     params = ("n", "p")
 
-    def __init__(self, n, p):
-        self._set_params(n=(n, "nonnegative_integer"), p=(p, "probability"))
+    def __init__(self, n, p, validate_args=None):
+        self._set_params(validate_args, n=(n, "nonnegative_integer"), p=(p, "probability"))
 
     @property
     def support(self):
         return IntegerInterval(0, self.n)
 
     def _logpdf(self, x):
-        n, p = self.n, self.p
-        return _log_choose(n, x) + xlogy(x, p) + xlog1py(n - x, -p)
+        return binomial_logpmf(x, self.n, self.p)
 
     def _grad_logpdf(self, x):
         return {"p": x / self.p - (self.n - x) / (1.0 - self.p)}
@@ -115,14 +115,14 @@ class Poisson(_Discrete):
     params = ("rate",)
     support = NonNegativeInteger()
 
-    def __init__(self, rate):
-        self._set_params(rate=(rate, "nonnegative"))
+    def __init__(self, rate, validate_args=None):
+        self._set_params(validate_args, rate=(rate, "nonnegative"))
 
     def _logpdf(self, x):
-        return xlogy(x, self.rate) - self.rate - gammaln(x + 1.0)
+        return poisson_logpmf(x, self.rate)
 
     def _grad_logpdf(self, x):
-        return {"rate": x / self.rate - 1.0}
+        return {"rate": poisson_logpmf_grad(x, self.rate)[1]}
 
     def _logcdf(self, x):
         return np.log(pdtr(x, self.rate))

@@ -8,6 +8,7 @@ from scipy.special import (digamma, erf, erfcinv, erfinv, gamma as gamma_fn, gam
 
 from ._math import LOG_2, LOG_2PI, log1mexp
 from .base import Univariate
+from .kernels import exponential_logpdf, halfnormal_logpdf, lognormal_logpdf
 from .support import Interval, NonNegative, Positive
 
 __all__ = ["HalfNormal", "LogNormal", "Exponential", "Gamma", "InverseGamma", "ChiSquared", "Weibull", "Pareto"]
@@ -22,12 +23,11 @@ class HalfNormal(Univariate):
     params = ("scale",)
     support = NonNegative()
 
-    def __init__(self, scale):
-        self._set_params(scale=(scale, "positive"))
+    def __init__(self, scale, validate_args=None):
+        self._set_params(validate_args, scale=(scale, "positive"))
 
     def _logpdf(self, x):
-        s = self.scale
-        return 0.5 * (LOG_2 - np.log(np.pi)) - np.log(s) - 0.5 * (x / s) ** 2
+        return halfnormal_logpdf(x, self.scale)
 
     def _grad_logpdf(self, x):
         s = self.scale
@@ -66,15 +66,14 @@ class LogNormal(Univariate):
     params = ("mu", "sigma")
     support = Positive()
 
-    def __init__(self, mu, sigma):
-        self._set_params(mu=(mu, "real"), sigma=(sigma, "positive"))
+    def __init__(self, mu, sigma, validate_args=None):
+        self._set_params(validate_args, mu=(mu, "real"), sigma=(sigma, "positive"))
 
     def _z(self, x):
         return (np.log(x) - self.mu) / self.sigma
 
     def _logpdf(self, x):
-        z = self._z(x)
-        return -np.log(x) - np.log(self.sigma) - 0.5 * LOG_2PI - 0.5 * z * z
+        return lognormal_logpdf(x, self.mu, self.sigma)
 
     def _grad_logpdf(self, x):
         z, s = self._z(x), self.sigma
@@ -111,11 +110,11 @@ class Exponential(Univariate):
     params = ("rate",)
     support = NonNegative()
 
-    def __init__(self, rate):
-        self._set_params(rate=(rate, "positive"))
+    def __init__(self, rate, validate_args=None):
+        self._set_params(validate_args, rate=(rate, "positive"))
 
     def _logpdf(self, x):
-        return np.log(self.rate) - self.rate * x
+        return exponential_logpdf(x, self.rate)
 
     def _grad_logpdf(self, x):
         return {"x": -self.rate + 0.0 * x, "rate": 1.0 / self.rate - x}
@@ -144,6 +143,29 @@ class Exponential(Univariate):
         return self._full(1.0 / self.rate**2)
 
 
+def _log1pmx(d):
+    """``log(1 + d) - d``, accurate near 0."""
+    d = np.asarray(d, dtype=float)
+    series = d * d * (-1 / 2 + d * (1 / 3 + d * (-1 / 4 + d / 5)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.abs(d) < 1e-4, series, np.log1p(d) - d)
+
+
+def gamma_logpdf(a, b, x):
+    """Gamma(shape a, rate b) log density, finite wherever it is: ``lgamma(a)`` as
+    ``lgamma(1 + a) - log a`` for tiny ``a``, and for ``a > 1e4`` Stirling's form
+    ``a log1pmx(bx/a - 1) + log(a)/2 - log(2 pi)/2 - 1/(12a) - log x`` (no ``inf - inf``)."""
+    a, b, x = np.asarray(a, dtype=float), np.asarray(b, dtype=float), np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lgamma_a = np.where(a < 1e-8, gammaln(a + 1.0) - np.log(a), gammaln(a))
+        plain = a * np.log(b) - lgamma_a + xlogy(a - 1.0, x) - b * x
+        big = np.maximum(a, 1e4)
+        stirling = (big * _log1pmx((b / big) * x - 1.0) + 0.5 * np.log(big) - 0.5 * LOG_2PI
+                    - 1.0 / (12.0 * big) - np.log(x))
+        out = np.where(a > 1e4, stirling, plain)
+    return out[()] if out.ndim == 0 else out
+
+
 class Gamma(Univariate):
     """Gamma(shape, rate): ``log p(x) = shape log(rate) - lgamma(shape) + (shape-1) log x - rate x``.
 
@@ -154,12 +176,11 @@ class Gamma(Univariate):
     params = ("shape", "rate")
     support = NonNegative()
 
-    def __init__(self, shape, rate):
-        self._set_params(shape=(shape, "positive"), rate=(rate, "positive"))
+    def __init__(self, shape, rate, validate_args=None):
+        self._set_params(validate_args, shape=(shape, "positive"), rate=(rate, "positive"))
 
     def _logpdf(self, x):
-        a, b = self.shape, self.rate
-        return a * np.log(b) - gammaln(a) + xlogy(a - 1.0, x) - b * x
+        return gamma_logpdf(self.shape, self.rate, x)
 
     def _grad_logpdf(self, x):
         a, b = self.shape, self.rate

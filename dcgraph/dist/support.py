@@ -29,10 +29,9 @@ class Support:
 
     def contains(self, x) -> np.ndarray:
         x = np.asarray(x, dtype=float)
-        with np.errstate(invalid="ignore"):
-            ok = np.isfinite(x) & (x >= self.lower) & (x <= self.upper)
-            if self.is_discrete:
-                ok &= x == np.floor(x)
+        ok = np.isfinite(x) & (x >= self.lower) & (x <= self.upper)   # (NaN compares False, silently)
+        if self.is_discrete:
+            ok &= x == np.floor(x)
         return ok
 
     def __repr__(self):

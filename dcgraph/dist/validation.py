@@ -1,9 +1,45 @@
 """Parameter validation: every error names the distribution, the parameter and the bad value."""
 from __future__ import annotations
 
+import math
+from contextvars import ContextVar
+
 import numpy as np
 
-__all__ = ["fmt_value", "check_param", "check_matrix", "check_prob_vector", "check_ordered", "broadcast_batch", "fail"]
+__all__ = ["validation", "is_validating", "fmt_value", "check_param", "check_matrix", "check_prob_vector", "check_ordered", "broadcast_batch", "fail"]
+
+
+_VALIDATE = ContextVar("dcgraph_dist_validate", default=True)
+
+
+def is_validating() -> bool:
+    """The current default of ``validate_args`` for new distributions (True unless switched off)."""
+    return _VALIDATE.get()
+
+
+class validation:
+    """Switch parameter validation of new distributions on or off (the default of ``validate_args``).
+
+    ``dcgraph.dist.validation(False)`` switches it off from now on (in this thread/context);
+    ``with dcgraph.dist.validation(False): ...`` switches it off for the block and restores the
+    previous setting on exit. A family's ``validate_args=True/False`` overrides it per instance.
+    With validation off, parameters are stored unchecked (float arrays, not copied) and
+    ``logpdf`` of scalar families skips the value checks: the caller vouches for the inputs.
+    """
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = bool(enabled)
+        self._token = _VALIDATE.set(self.enabled)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _VALIDATE.reset(self._token)
+        return False
+
+    def __repr__(self):
+        return f"validation({self.enabled})"
 
 
 def fmt_value(v) -> str:
@@ -45,8 +81,19 @@ _CONSTRAINTS = {
 }
 
 
+#: the same constraints on one finite Python float (the fast path of ``check_param``)
+_SCALAR_OK = {
+    "real": lambda v: True,
+    "positive": lambda v: v > 0,
+    "nonnegative": lambda v: v >= 0,
+    "probability": lambda v: 0 <= v <= 1,
+    "open_closed_unit": lambda v: 0 < v <= 1,
+    "nonnegative_integer": lambda v: v >= 0 and v == math.floor(v),
+}
+
+
 def _first_bad(a, ok, dist, name, requirement):
-    if not np.all(ok):
+    if not ok.all():
         idx = tuple(int(i) for i in np.argwhere(~ok)[0])
         fail(dist, name, requirement, a[idx] if a.ndim else a, idx if a.ndim else None)
 
@@ -58,6 +105,14 @@ def check_param(dist: str, name: str, value, constraint: str = "real") -> np.nda
     Raises ``TypeError`` for non-numeric input and ``ValueError`` (naming ``dist``,
     ``name`` and the first offending element) for a violated constraint or a NaN/inf.
     """
+    kind = type(value)
+    if kind is float or kind is np.float64 or (kind is int and -2**53 <= value <= 2**53):
+        v = float(value)
+        ok = _SCALAR_OK.get(constraint)
+        if ok is not None and math.isfinite(v) and ok(v):   # valid scalar: skip the array checks
+            a = np.array(v, dtype=np.int64 if constraint == "nonnegative_integer" else float)
+            a.flags.writeable = False
+            return a
     a = _numeric(dist, name, value)
     pred, requirement = _CONSTRAINTS[constraint]
     if constraint != "extended_real":
@@ -98,6 +153,8 @@ def check_matrix(dist: str, name: str, value, min_ndim: int = 2):
 
 def broadcast_batch(dist: str, shapes: dict) -> tuple:
     """Broadcast the batch shapes of the parameters or raise naming all of them."""
+    if not any(shapes.values()):          # all scalars
+        return ()
     try:
         return tuple(np.broadcast_shapes(*shapes.values()))
     except ValueError:

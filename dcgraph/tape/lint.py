@@ -1,4 +1,8 @@
-"""``Tape.lint()``: the invariants every tape satisfies, checked node by node."""
+"""``Tape.lint()``: the invariants every tape satisfies, checked node by node.
+
+Linear in the number of nodes: a reference within the node's own tape is checked by index;
+a reference to another tape by execution-order keys computed once per tape.
+"""
 from __future__ import annotations
 
 from .nodes import (Argument, Branch, Constant, LintError, NestedCall, Node, Phi, PrimitiveCall,
@@ -12,65 +16,107 @@ def _fail(tape: Tape, node: Node | None, what: str):
     raise LintError(f"lint: {tape.name} {where}: {what}")
 
 
-def _check_reference(tape: Tape, node: Node, ref, what: str):
-    if not isinstance(ref, Node):
-        _fail(tape, node, f"{what} is not a node: {ref!r}")
-    if isinstance(ref, Constant) and ref.tape is None:
-        return  # a shared literal
-    if ref.tape is None:
-        _fail(tape, node, f"{what} @{ref.index} belongs to no tape")
-    if ref.tape.root is not tape.root:
-        _fail(tape, node, f"{what} @{ref.index} belongs to another run")
-    if not ref.order_key() < node.order_key():
-        _fail(tape, node, f"{what} @{ref.index} of {ref.tape.name} is not earlier in execution")
+class _Lint:
+    """One lint run: the execution-order prefix of each tape met (call-site indices)."""
+
+    def __init__(self, root: Tape):
+        self.root = root
+        self.prefix: dict[int, tuple] = {id(root): ()}
+
+    def key(self, node: Node) -> tuple | None:
+        """``node.order_key()``, or None when its tape is not under the linted root."""
+        tape = node.tape
+        prefix = self.prefix.get(id(tape))
+        if prefix is None:
+            if tape.root is not self.root:
+                return None
+            key = node.order_key()
+            self.prefix[id(tape)] = key[:-1]
+            return key
+        return prefix + (node.index,)
+
+    def reference(self, tape: Tape, node: Node, ref, what: str, here: int) -> None:
+        """``ref`` is a node recorded before ``node`` (at position ``here`` of ``tape``)."""
+        rt = getattr(ref, "tape", _ABSENT) if isinstance(ref, Node) else _ABSENT
+        if rt is tape:
+            k = ref.index
+            if not (0 <= k < here and tape._nodes[k] is ref):
+                _fail(tape, node, f"{what} @{k} is not an earlier node of this tape")
+            return
+        if rt is _ABSENT:
+            _fail(tape, node, f"{what} is not a node: {ref!r}")
+        if rt is None:
+            if type(ref) is Constant:
+                return                   # a shared literal
+            _fail(tape, node, f"{what} @{ref.index} belongs to no tape")
+        key = self.key(ref)
+        if key is None:
+            _fail(tape, node, f"{what} @{ref.index} belongs to another run")
+        if not key < self.key(node):
+            _fail(tape, node, f"{what} @{ref.index} of {rt.name} is not earlier in execution")
+
+    def tape(self, tape: Tape) -> list:
+        """Check one tape; return its child tapes."""
+        children = []
+        nodes = tape.nodes
+        last = len(nodes) - 1
+        if last < 0 or not isinstance(nodes[-1], (Return, Raise)):
+            _fail(tape, nodes[-1] if nodes else None, "tape does not end in Return or Raise")
+        reference = self.reference
+        for i, n in enumerate(nodes):
+            if n.tape is not tape or n.index != i:
+                _fail(tape, n, f"index/tape mismatch (position {i})")
+            for j, r in enumerate(n.inputs):
+                reference(tape, n, r, f"input {j}", i)
+            t = type(n)
+            if t is PrimitiveCall:
+                if n.mutates is not None and n.value is not n.mutates:
+                    _fail(tape, n, "a mutating node's value must be the container it mutated")
+            elif t is NestedCall:
+                child = n.child
+                if child is None or child.parent is not n:
+                    _fail(tape, n, "nested call without its child tape")
+                ret = child.returned
+                if isinstance(ret, Return) and ret.value is not n.result:
+                    _fail(tape, n, "nested call's value differs from its child's return")
+                if n.mutates is not None and n.value is not n.mutates:
+                    _fail(tape, n, "a mutating node's value must be the container it mutated")
+                self.prefix[id(child)] = self.prefix[id(tape)] + (i,) \
+                    if id(tape) in self.prefix else child.parent.order_key()
+                children.append(child)
+            elif t is Phi:
+                if n.inputs != (n.source,) or n.value is not n.source.value:
+                    _fail(tape, n, "phi value differs from its source's")
+            elif t is Branch:
+                if n.op == "exhausted" and len(n.inputs) != 1:
+                    _fail(tape, n, "exhausted-iterator branch without its iterator")
+                if n.target != n.edge[1]:
+                    _fail(tape, n, "branch target differs from its edge")
+            elif t is Argument:
+                self.argument(tape, n)
+            elif t is Return or t is Raise:
+                if i != last:
+                    _fail(tape, n, "Return/Raise before the end of the tape")
+                if t is Return and (len(n.inputs) != 1 or n.value is not n.inputs[0].value):
+                    _fail(tape, n, "return value differs from its input's")
+        return children
+
+    def argument(self, tape: Tape, n: Argument) -> None:
+        for s in n.source_nodes():
+            if tape.parent is None:
+                _fail(tape, n, "root argument has a source")
+            if isinstance(s, Constant) and s.tape is None:
+                continue
+            caller = tape.parent
+            self.reference(caller.tape, caller, s, f"source of argument {n.name}", caller.index)
+
+
+_ABSENT = object()
 
 
 def lint_tape(root: Tape) -> None:
     """Raise LintError naming the tape and node of the first violated invariant."""
+    run = _Lint(root)
     todo = [root]
     while todo:
-        todo.extend(_lint_one(todo.pop()))
-
-
-def _lint_one(tape: Tape) -> list:
-    """Check one tape; return its child tapes."""
-    children = []
-    nodes = tape.nodes
-    if not nodes or not isinstance(nodes[-1], (Return, Raise)):
-        _fail(tape, nodes[-1] if nodes else None, "tape does not end in Return or Raise")
-    for i, n in enumerate(nodes):
-        if n.tape is not tape or n.index != i:
-            _fail(tape, n, f"index/tape mismatch (position {i})")
-        if isinstance(n, (Return, Raise)) and i != len(nodes) - 1:
-            _fail(tape, n, "Return/Raise before the end of the tape")
-        for j, r in enumerate(n.inputs):
-            _check_reference(tape, n, r, f"input {j}")
-        if isinstance(n, Argument):
-            for s in n.source_nodes():
-                if tape.parent is None:
-                    _fail(tape, n, "root argument has a source")
-                if s.tape is None and isinstance(s, Constant):
-                    continue
-                _check_reference(tape, tape.parent, s, f"source of argument {n.name}")
-        elif isinstance(n, Phi):
-            if n.inputs != (n.source,) or n.value is not n.source.value:
-                _fail(tape, n, "phi value differs from its source's")
-        elif isinstance(n, Branch):
-            if n.op == "exhausted" and len(n.inputs) != 1:
-                _fail(tape, n, "exhausted-iterator branch without its iterator")
-            if n.target != n.edge[1]:
-                _fail(tape, n, "branch target differs from its edge")
-        elif isinstance(n, Return):
-            if len(n.inputs) != 1 or n.value is not n.inputs[0].value:
-                _fail(tape, n, "return value differs from its input's")
-        if isinstance(n, NestedCall):
-            child = n.child
-            if child is None or child.parent is not n:
-                _fail(tape, n, "nested call without its child tape")
-            ret = child.returned
-            if isinstance(ret, Return) and ret.value is not n.result:
-                _fail(tape, n, "nested call's value differs from its child's return")
-            children.append(child)
-        elif isinstance(n, PrimitiveCall) and n.mutates is not None and n.value is not n.mutates:
-            _fail(tape, n, "a mutating node's value must be the container it mutated")
-    return children
+        todo.extend(run.tape(todo.pop()))

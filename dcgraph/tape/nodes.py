@@ -41,6 +41,7 @@ returned. Values are recorded by reference: a container shows its final state.
 from __future__ import annotations
 
 import linecache
+import threading
 from types import MappingProxyType
 from typing import Any, Callable, Iterator
 
@@ -71,6 +72,22 @@ class Location:
 
     def __repr__(self):
         return f"{self.filename}:{self.line}"
+
+
+def plain_getattr(obj, name: str, default=None):
+    """``getattr(obj, name, default)`` when looking it up runs none of the object's own code
+    (no ``__getattr__``, no Python ``__getattribute__``: a proxy may send a request), else
+    ``default``. For names shown by views and printouts."""
+    t = type(obj)
+    if hasattr(t, "__getattr__") or not isinstance(t.__getattribute__, _SLOT_WRAPPER):
+        return default
+    try:
+        return getattr(obj, name, default)
+    except Exception:
+        return default
+
+
+_SLOT_WRAPPER = type(object.__getattribute__)
 
 
 class Node:
@@ -125,13 +142,14 @@ class Argument(Node):
         self.name, self.source = name, source
 
     def source_nodes(self) -> tuple:
-        """The caller's nodes bound to this parameter, flattened."""
+        """The caller's nodes bound to this parameter, flattened (absent ones, such as the
+        ``self`` of a bound method whose owner no node holds, are left out)."""
         s = self.source
         if s is None:
             return ()
         if isinstance(s, Node):
             return (s,)
-        return tuple(s.values()) if isinstance(s, dict) else tuple(s)
+        return tuple(n for n in (s.values() if isinstance(s, dict) else s) if n is not None)
 
 
 class Constant(Node):
@@ -171,7 +189,7 @@ class PrimitiveCall(Node):
     @property
     def fn_name(self) -> str:
         fn = self.fn
-        name = getattr(fn, "__name__", None)
+        name = plain_getattr(fn, "__name__")
         return name if isinstance(name, str) else type(fn).__name__
 
 
@@ -220,6 +238,10 @@ class Raise(Node):
 NODE_KINDS = (Argument, Constant, PrimitiveCall, NestedCall, Branch, Phi, Return, Raise)
 
 
+_BUILDING = object()              # Tape._build while its builder runs
+_BUILD_LOCK = threading.RLock()   # for a tape whose _build was set without ``defer``
+
+
 class LintError(AssertionError):
     """A tape invariant does not hold; the message names the tape and node."""
 
@@ -238,7 +260,8 @@ class Tape(TapeViews):
     def __init__(self, code=None, fn=None, parent: NestedCall | None = None):
         self.code, self.fn, self.parent = code, fn, parent
         self._nodes: list[Node] = []
-        self._build: Callable[["Tape"], None] | None = None   # fills this tape
+        self._build: Callable[["Tape"], None] | None = None   # fills this tape (``defer``)
+        self._lock = None
         self.result = None      # the frame's return value (or the exception it raised)
         self.raised = False
 
@@ -249,6 +272,11 @@ class Tape(TapeViews):
         self._nodes.append(node)
         return node
 
+    def defer(self, build: Callable[["Tape"], None]) -> None:
+        """Fill this tape's nodes with ``build(tape)`` on first access (from any thread)."""
+        self._lock = threading.RLock()
+        self._build = build
+
     @property
     def nodes(self) -> list[Node]:
         if self._build is not None:
@@ -256,17 +284,25 @@ class Tape(TapeViews):
         return self._nodes
 
     def _run_build(self) -> None:
-        """Build the nodes once; a failure is kept and raised again on every later access
-        (a half-built tape is never shown as if complete)."""
-        build = self._build
-        if isinstance(build, BaseException):
-            raise build
-        self._build = None
-        try:
-            build(self)
-        except BaseException as exc:
-            self._build = exc
-            raise
+        """Build the nodes once, under the tape's lock: another thread waits for the whole
+        tape, never sees a half-built one. A failure is kept and raised again on every later
+        access; an interruption (``KeyboardInterrupt``) leaves the tape to be built again."""
+        with self._lock or _BUILD_LOCK:
+            build = self._build
+            if build is None or build is _BUILDING:
+                return                   # built meanwhile, or read by its own builder
+            if isinstance(build, BaseException):
+                raise build
+            self._build = _BUILDING
+            try:
+                build(self)
+            except Exception as exc:
+                self._build = exc
+                raise
+            except BaseException:
+                self._nodes, self._build = [], build
+                raise
+            self._build = None
 
     # -- sequence protocol ---------------------------------------------------------------
     def __len__(self):
@@ -412,7 +448,19 @@ class Tape(TapeViews):
         from ..ad import backward
         return backward(self, seed)
 
+    def __reduce__(self):
+        """Tapes hold live code objects and values: pickling keeps only the name, and the
+        unpickled tape raises a ValueError saying so on access (``to_json`` keeps the nodes)."""
+        return _pickled_tape, (self.name,)
+
     def __repr__(self):
         built = self._build is None
         size = f"{len(self._nodes)} nodes" if built else "not yet built"
         return f"<Tape {self.name}: {size}>"
+
+
+def _pickled_tape(name: str) -> Tape:
+    tape = Tape()
+    tape._build = ValueError(f"the tape of {name} was pickled, which keeps only its name (a tape "
+                             "holds live code objects and values); use Tape.to_json to send one")
+    return tape

@@ -16,7 +16,8 @@ import numpy as np
 from .nodes import (Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise,
                    Return, Tape)
 
-__all__ = ["format_tape", "format_node", "short_repr", "ref", "call_text"]
+__all__ = ["format_tape", "format_node", "short_repr", "ref", "call_text", "printable",
+           "int_text"]
 
 BINARY_SYMBOLS = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -31,13 +32,52 @@ BINARY_SYMBOLS = {
 }
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 UNARY_SYMBOLS = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
+# control characters (terminal escape sequences start with one) and bidirectional overrides
+_UNPRINTABLE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_MAX_DIGITS = 1000     # longer ints are written by their size (str() refuses over 4,300 digits)
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters written as escapes (``\\x1b``): text from values,
+    names, source lines or a JSON file never drives the terminal or reorders a line."""
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def int_text(value: int) -> str:
+    """An int's digits, or ``<int of N digits>`` when it has more than 1,000 of them."""
+    bits = value.bit_length()
+    if bits < _MAX_DIGITS * 3:
+        return str(value)
+    digits = int(bits * 0.30102999566398120) + 1
+    return f"<int of about {digits:,} digits>"
+
+
+def _symbol(table: dict, fn):
+    """``table[fn]`` for a builtin ``fn`` (a user's callable is never hashed here)."""
+    return table.get(fn) if type(fn) is _BUILTIN else None
+
+
+_BUILTIN = type(len)
 
 
 def short_repr(value, width: int = 60) -> str:
-    """A one-line repr: floats to 4 significant digits, arrays as shape/dtype, long text cut."""
+    """A one-line repr: floats to 4 significant digits, arrays as shape/dtype, long text cut,
+    control characters escaped. Never raises."""
+    try:
+        return _short_repr(value, width)
+    except Exception as exc:  # a hostile value (an exception's ``args`` property, ...)
+        return f"<{type(value).__name__}: {type(exc).__name__}>"
+
+
+def _short_repr(value, width: int) -> str:
     if isinstance(value, float):
         text = format(value, ".4g")
         return text if any(c in text for c in ".einn") else text + ".0"
+    if type(value) is int:
+        text = int_text(value)
+        return text if len(text) <= width else text[: width - 3] + "..."
     if isinstance(value, np.ndarray):
         if value.size <= 4:
             text = np.array2string(value, precision=4, separator=", ").replace("\n", "")
@@ -50,7 +90,9 @@ def short_repr(value, width: int = 60) -> str:
             text = repr(value)
         except Exception as exc:  # a user's __repr__ may fail; the dump must not
             text = f"<{type(value).__name__}: repr failed: {type(exc).__name__}>"
-    text = _ADDRESS.sub("", text.replace("\n", " "))
+    if not isinstance(text, str):
+        text = f"<{type(value).__name__}>"
+    text = printable(_ADDRESS.sub("", text.replace("\n", " ")))
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
@@ -69,10 +111,11 @@ def call_text(n: PrimitiveCall) -> str:
     here = n.tape
     args = [ref(a, here) for a in n.args]
     fn = n.fn
-    if not n.kwargs and len(args) == 2 and fn in BINARY_SYMBOLS:
-        return f"{args[0]} {BINARY_SYMBOLS[fn]} {args[1]}"
-    if not n.kwargs and len(args) == 1 and fn in UNARY_SYMBOLS:
-        return f"{UNARY_SYMBOLS[fn]}{args[0]}"
+    symbol = _symbol(BINARY_SYMBOLS, fn) if len(args) == 2 else _symbol(UNARY_SYMBOLS, fn)
+    if not n.kwargs and len(args) == 2 and symbol is not None:
+        return f"{args[0]} {symbol} {args[1]}"
+    if not n.kwargs and len(args) == 1 and symbol is not None:
+        return f"{symbol}{args[0]}"
     if fn is operator.contains and len(args) == 2:
         return f"{args[1]} in {args[0]}"
     if fn is operator.getitem and len(args) == 2:
@@ -81,8 +124,9 @@ def call_text(n: PrimitiveCall) -> str:
         return f"{args[0]}[{args[1]}] = {args[2]}"
     if fn is operator.delitem and len(args) == 2:
         return f"del {args[0]}[{args[1]}]"
-    if fn in (getattr, setattr, delattr) and len(args) >= 2 and isinstance(n.args[1], Constant):
-        attr = f"{args[0]}.{n.args[1].value}"
+    if (fn is getattr or fn is setattr or fn is delattr) and len(args) >= 2 \
+            and isinstance(n.args[1], Constant):
+        attr = f"{args[0]}.{printable(str(n.args[1].value))}"
         if fn is getattr:
             return attr
         return f"{attr} = {args[2]}" if fn is setattr else f"del {attr}"
@@ -94,7 +138,11 @@ def call_text(n: PrimitiveCall) -> str:
 
 
 def format_node(n: Node) -> str:
-    """One line for one node (without indentation or its child tape)."""
+    """One line for one node (without indentation or its child tape), printable."""
+    return printable(_format_node(n))
+
+
+def _format_node(n: Node) -> str:
     head = f"@{n.index}: "
     here = n.tape
     loc = f"[L{n.line}] " if n.line is not None else ""
@@ -134,12 +182,29 @@ def format_node(n: Node) -> str:
 def format_tape(tape: Tape, indent: str = "    ") -> str:
     """The whole dump; literal constants are shown inline, not as lines of their own."""
     lines: list[str] = []
-
-    def emit(t: Tape, depth: int):
-        for n in t.nodes:
-            lines.append(indent * depth + format_node(n))
+    final = _final_versions(tape)
+    todo = [iter(tape.nodes)]          # an explicit stack: any depth prints
+    while todo:
+        for n in todo[-1]:
+            line = format_node(n)
+            if final and not isinstance(n, (Branch, Phi)):
+                last = final.get(id(n.value))
+                if last is not None and last is not n and n.order_key() < last.order_key():
+                    line += f" (final state, after {ref(last, n.tape)})"
+            lines.append(indent * (len(todo) - 1) + line)
             if isinstance(n, NestedCall) and n.child is not None:
-                emit(n.child, depth + 1)
-
-    emit(tape, 0)
+                todo.append(iter(n.child.nodes))
+                break
+        else:
+            todo.pop()
     return "\n".join(lines)
+
+
+def _final_versions(tape: Tape) -> dict:
+    """id(container) -> the last node of the run that mutated it: values are recorded by
+    reference, so a node holding a container mutated later shows its final state."""
+    final: dict = {}
+    for n in tape.root.walk():
+        if isinstance(n, PrimitiveCall) and n.mutates is not None:
+            final[id(n.mutates)] = n
+    return final

@@ -45,7 +45,8 @@ def dependencies(n: Node):
 
 
 def _reads_key(n: PrimitiveCall) -> bool:
-    return n.fn in _READ_WRITE_PAIRS and len(n.args) == 2 and not n.kwargs
+    fn = n.fn      # compared by identity: a user's callable is never hashed
+    return (fn is operator.getitem or fn is getattr) and len(n.args) == 2 and not n.kwargs
 
 
 def _skips(read: PrimitiveCall, c) -> bool:
@@ -88,7 +89,7 @@ def _exact_write(n: Node) -> Node | None:
     write = _READ_WRITE_PAIRS[n.fn]
     c = n.args[0]
     while isinstance(c, PrimitiveCall) and c.fn is write and len(c.args) == 3:
-        if c.args[1].value == k and type(c.args[1].value) is type(k):
+        if type(c.args[1].value) is type(k) and c.args[1].value == k:
             if n.fn is getattr and (hasattr(type(c.value), k)
                                     or type(c.value).__getattribute__ is not object.__getattribute__):
                 return None           # a descriptor may return something else than was set

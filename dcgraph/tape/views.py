@@ -18,7 +18,7 @@ class TapeViews:
         return to_dot(self, depth, max_nodes, highlight, values)
 
     def to_svg(self, path=None, depth=3, max_nodes=300, highlight=None, values=True):
-        """SVG text (or write it to ``path`` and return None); needs Graphviz's ``dot``."""
+        """SVG text (also written to ``path`` when given); needs Graphviz's ``dot``."""
         from ..views.dot import to_svg
         return to_svg(self, path, depth, max_nodes, highlight, values)
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import types
 
+from . import ops
+
 __all__ = ["Context", "DepthLimitContext"]
 
 
@@ -10,7 +12,8 @@ class Context:
     """Decides, per call, primitive or traced; may annotate nodes as tapes are built.
 
     Default policy: builtins and C functions are primitive (they are never Python functions);
-    Python functions are traced unless their top-level module is in ``primitive_modules``.
+    Python functions are traced unless their top-level module is in ``primitive_modules`` or
+    they carry their own VJP rule (``_dcgraph_vjp``: the functions ``dcgraph.grad`` returns).
     Override ``is_primitive`` for another policy, and ``on_<kind>`` (``on_PrimitiveCall``,
     ``on_NestedCall``, ``on_Branch``, ...) to write ``node.meta`` as each node is built.
     """
@@ -27,10 +30,18 @@ class Context:
     def is_primitive(self, fn: types.FunctionType, depth: int) -> bool:
         """True to record a call of the Python function ``fn`` (made at call depth ``depth``,
         the root frame being 0) as a primitive instead of tracing into it."""
-        if fn in self.primitive:
-            return True
-        module = getattr(fn, "__module__", None) or ""
-        return module.partition(".")[0] in self.primitive_modules
+        if fn in self.primitive or "_dcgraph_vjp" in getattr(fn, "__dict__", ()):
+            return True          # (a function carrying its own VJP rule: what grad returns)
+        module = getattr(fn, "__module__", None)
+        return isinstance(module, str) and module.partition(".")[0] in self.primitive_modules
+
+    def may_write(self, fn) -> bool:
+        """May a primitive call of ``fn`` have written into an array argument without the
+        tracer knowing? Then each array argument gets a ``possibly_written`` version after
+        the call (later reads depend on the call; gradients through it are checked or
+        refused). Default: ``fn`` is not from a module whose effects are known
+        (``ops.KNOWN_EFFECT_MODULES``: builtins, math, numpy, scipy, dcgraph, ...)."""
+        return ops.effect_unknown(fn)
 
     def substitute(self, fn, depth: int):
         """A callable to run instead of ``fn`` at this call (made at ``depth``), or None.

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import collections
 import operator
+import types
 
 __all__ = ["build_tuple", "build_list", "build_set", "build_dict", "build_const_key_dict",
            "build_string", "format_value", "next_item", "not_contains", "make_function",
            "enter_context", "exit_context", "match_mapping", "match_sequence", "match_keys",
            "match_class", "call_result", "unpack_star", "view_of", "write_through_view",
-           "view_positions", "MUTATED_ARGUMENT", "mutated_argument"]
+           "view_positions", "MUTATED_ARGUMENT", "mutated_argument",
+           "flat_setitem", "possibly_written", "effect_unknown", "out_position"]
 
 
 def build_tuple(*items):
@@ -134,6 +136,17 @@ def view_positions(view, base):
     return positions.copy()
 
 
+def flat_setitem(array, key, value):
+    """``array.flat[key] = value`` (a write through ``ndarray.flat``, recorded on the array)."""
+    array.flat[key] = value
+
+
+def possibly_written(array, call):
+    """``array`` after it was passed to a call of unknown effect (``call``: that call's node
+    value), which may have written into it. Recorded, never re-run."""
+    raise TypeError("possibly_written is recorded, never re-run")
+
+
 def unpack_star(sequence, before: int, after: int):
     """The starred part of ``a, *b, c = sequence``."""
     items = list(sequence)
@@ -157,12 +170,17 @@ MUTATED_ARGUMENT = {
 }
 
 
+_LIBRARY_CALLABLES = (types.BuiltinFunctionType, types.MethodDescriptorType,
+                      types.WrapperDescriptorType, types.FunctionType, type)
+
+
 def mutated_argument(fn) -> int | None:
-    """Index of the argument ``fn`` mutates in place, if it is known to."""
-    try:
-        index = MUTATED_ARGUMENT.get(fn)
-    except TypeError:
+    """Index of the argument ``fn`` mutates in place, if it is known to (a user's callable
+    object is never hashed or compared: it is not in the table)."""
+    if not isinstance(fn, _LIBRARY_CALLABLES) \
+            and not type(fn).__module__.startswith(("numpy", "_cython")):
         return None
+    index = MUTATED_ARGUMENT.get(fn)
     if index is not None:
         return index
     return _numpy_mutated_argument(fn)
@@ -171,8 +189,65 @@ def mutated_argument(fn) -> int | None:
 def _numpy_mutated_argument(fn) -> int | None:
     import numpy as np
     if fn in (np.ndarray.fill, np.ndarray.sort, np.ndarray.resize, np.ndarray.put, np.copyto,
-              np.put, np.place, np.putmask):
+              np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis,
+              np.ndarray.partition, np.ndarray.setfield, np.random.shuffle):
         return 0
-    if fn is np.random.Generator.shuffle:
-        return 1          # rng.shuffle(x): argument 0 is the generator
+    if fn is np.random.Generator.shuffle or fn is np.ufunc.at:
+        return 1          # rng.shuffle(x), add.at(a, ...): argument 0 is the owner
+    if getattr(fn, "__name__", None) == "at" and type(getattr(fn, "__self__", None)) is np.ufunc:
+        return 0          # np.add.at(a, indices, b)
     return None
+
+
+_OUT_POSITIONS: dict = {}     # filled as numpy functions are first met (not at import)
+
+
+def out_position(fn) -> int | None:
+    """Position of a numpy function's ``out`` parameter when it can be passed positionally
+    (``np.dot(a, b, out)``, ``np.cumsum(a, 0, None, out)``), else None."""
+    try:
+        return _OUT_POSITIONS[fn]
+    except KeyError:
+        pass
+    except TypeError:
+        return None
+    pos = None
+    module = getattr(fn, "__module__", None) or getattr(
+        getattr(fn, "__objclass__", None), "__module__", None) or ""
+    if module.partition(".")[0] == "numpy":
+        import inspect
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        for k, p in enumerate(params):
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            if p.name == "out":
+                pos = k
+                break
+    if len(_OUT_POSITIONS) < 4096:
+        _OUT_POSITIONS[fn] = pos
+    return pos
+
+
+# Top-level modules whose functions never write into an array argument except as the tables
+# above say: a primitive from anywhere else that receives an array may have written into it.
+KNOWN_EFFECT_MODULES = frozenset({
+    "builtins", "_operator", "operator", "math", "cmath", "numpy", "scipy", "dcgraph",
+    "functools", "_functools", "itertools", "statistics", "random", "_random", "copy",
+    "json", "logging", "pprint", "reprlib", "warnings", "io", "_io", "time", "collections",
+    "_collections", "typing", "abc", "enum", "string", "re", "fractions", "decimal",
+    "_decimal", "numbers", "dataclasses", "contextlib", "inspect", "types", "sys"})
+
+
+def effect_unknown(fn) -> bool:
+    """May a primitive call of ``fn`` write into an array argument unseen? True unless ``fn``
+    comes from a module whose effects are known (``KNOWN_EFFECT_MODULES``)."""
+    module = getattr(fn, "__module__", None)
+    if not isinstance(module, str):
+        owner = getattr(fn, "__objclass__", None)
+        if owner is None:
+            owner = type(getattr(fn, "__self__", None))
+        module = getattr(owner, "__module__", None) or ""
+    return module.partition(".")[0] not in KNOWN_EFFECT_MODULES

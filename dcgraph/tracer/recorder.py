@@ -13,8 +13,10 @@ an instrumented copy (traced). The user's call still runs in the user's frame.
 """
 from __future__ import annotations
 
+import functools
 import threading
 import types
+import weakref
 
 __all__ = ["BlockMark", "EntryMark", "Run", "enter", "Missing"]
 
@@ -54,13 +56,16 @@ class Missing(Exception):
 
 
 _PRIMITIVE = object()   # memo value: the callable runs as it is
+# callables that are never a class or an object with a Python ``__call__``
+_C_CALLABLES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                          types.MethodWrapperType, types.WrapperDescriptorType,
+                          types.MethodDescriptorType, types.ClassMethodDescriptorType})
 
 
 def _remember(memo: dict, f, decision) -> None:
-    try:
-        memo[f] = decision
-    except Exception:
-        pass                             # unhashable callables are decided each time
+    """Memoise by identity (never ``__hash__``/``__eq__``: a proxy equal to the function it
+    wraps is a callable of its own); the entry keeps ``f`` alive, so its id stays unique."""
+    memo[id(f)] = (f, decision, f.__code__ if type(f) is types.FunctionType else None)
 
 
 class Level:
@@ -79,15 +84,16 @@ class Level:
         self.append(f)
         run = self.run
         run.next_depth = self.child_depth  # read by the callee's prologue if it is traced
-        try:
-            copy = self.memo[f]
-        except Exception:                # a miss, or an unhashable / oddly comparing callable
+        entry = self.memo.get(id(f))
+        if entry is None or entry[0] is not f:
             return run.decide(f, self)
+        copy = entry[1]
         if copy is _PRIMITIVE:
             return f
-        if copy.__defaults__ is f.__defaults__ and copy.__kwdefaults__ is f.__kwdefaults__:
+        if entry[2] is f.__code__ and copy.__defaults__ is f.__defaults__ \
+                and copy.__kwdefaults__ is f.__kwdefaults__:
             return copy
-        return run.decide(f, self)       # f's defaults were replaced: a fresh copy
+        return run.decide(f, self)       # f's code or defaults were replaced: a fresh copy
 
 
 class SubstitutingLevel(Level):
@@ -137,29 +143,48 @@ class Run:
                     return types.MethodType(traced, f.__self__)
                 _remember(level.memo, f, traced)
                 return traced
+        elif type(f) not in _C_CALLABLES:               # a class or a callable object
+            traced = self.traced_object_call(f, level)
+            if traced is not None:
+                return traced                            # not memoised: decided per call
         _remember(level.memo, f, _PRIMITIVE)
         return f
+
+    def traced_object_call(self, f, level: Level):
+        """Trace a user class's construction or a callable object's ``__call__``
+        (``classes.traced_target``), or None (primitive)."""
+        from .classes import traced_target
+        fn = traced_target(f)
+        if fn is None or self.ctx.is_primitive(fn, level.depth + 1):
+            return None
+        traced = self.instrumented_function(fn)
+        if traced is None:
+            return None
+        return traced if isinstance(f, type) else types.MethodType(traced, f)
 
     def instrumented_function(self, fn: types.FunctionType):
         """A copy of ``fn`` running instrumented code, or None when it cannot be traced."""
         return instrumented_copy(fn, self.unsupported)
 
 
-_copies: dict = {}     # id(function) -> (function, its instrumented copy or None)
+_copies: dict = {}     # id(function) -> (weakref to it, its code, instrumented copy or None)
+_COPIES_BOUND = 256    # the cache holds at most this many copies (and what they capture)
 
 
 def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
-    """The instrumented copy of ``fn`` (cached while fn's defaults and closure are unchanged),
-    or None when its code cannot be instrumented (the reason goes into ``unsupported``)."""
+    """The instrumented copy of ``fn`` (cached while fn's code, defaults and closure are
+    unchanged; an entry goes when ``fn`` does), or None when its code cannot be instrumented
+    (the reason goes into ``unsupported``)."""
     hit = _copies.get(id(fn))
-    if hit is not None and hit[0] is fn:
-        copy = hit[1]
+    code = fn.__code__
+    if hit is not None and hit[0]() is fn and hit[1] is code:
+        copy = hit[2]
         if copy is None or (copy.__defaults__ is fn.__defaults__
                             and copy.__kwdefaults__ is fn.__kwdefaults__):
             if copy is None and unsupported is not None:
-                unsupported[fn.__code__] = _instrument(fn.__code__).error
+                unsupported[code] = _instrument(code).error
             return copy
-    info = _instrument(fn.__code__)
+    info = _instrument(code)
     if info.error is not None:
         if unsupported is not None:
             unsupported[fn.__code__] = info.error
@@ -170,10 +195,22 @@ def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
         copy.__kwdefaults__ = fn.__kwdefaults__
         copy.__qualname__ = fn.__qualname__
         copy.__dict__.update(fn.__dict__)
-    if len(_copies) > 4096:
-        _copies.clear()
-    _copies[id(fn)] = (fn, copy)
+    if info.error is not None and info.transient:
+        return None                      # e.g. a RecursionError: try again next time
+    # the oldest entries; the keys are listed in one C call: ``_forget`` may run at any
+    # bytecode boundary (3.12 collects there) and would break a live iterator over the dict
+    for stale in list(_copies)[: max(0, len(_copies) - _COPIES_BOUND + 1)]:
+        _copies.pop(stale, None)
+    key = id(fn)
+    _copies[key] = (weakref.ref(fn, functools.partial(_forget, key)), code, copy)
     return copy
+
+
+def _forget(key: int, ref) -> None:
+    """``fn`` was collected: drop its entry (unless the id was reused meanwhile)."""
+    hit = _copies.get(key)
+    if hit is not None and hit[0] is ref:
+        _copies.pop(key, None)
 
 
 def _instrument(code):

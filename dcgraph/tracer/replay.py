@@ -3,8 +3,8 @@
 The replay walks each traced frame's instructions along the blocks the log says ran, keeping a
 stack and locals of *nodes* in step with the real frame. Probed instructions take their values
 from the log; pure stack and local shuffles need none. Opcode meanings live in the version
-module (``instrument.semantics311``); this module drives frames, calls, blocks, phis and
-exceptions, and keeps the cross-frame maps: the latest version of each mutated container and
+modules (``instrument.semantics311``/``312``/``313``, chosen by ``instrument.versions``); this
+module drives frames, calls, blocks, phis and exceptions, and keeps the cross-frame maps: the latest version of each mutated container and
 the last writer of each global and closure cell.
 
 An expected event that is absent means the instruction raised: the frame's exception table
@@ -22,7 +22,8 @@ from ..tape import (Argument, Branch, Constant, Location, NestedCall, Node, Phi,
 import numpy as np
 
 from . import ops
-from .aliasing import ArrayAliasing
+from .aliasing import ArrayAliasing, flat_write_target, possible_writes
+from .classes import instance_self
 
 ndarray = np.ndarray
 
@@ -115,8 +116,14 @@ def _mutated_node(fn, args, kwargs):
     k = ops.mutated_argument(fn)
     if k is not None and k < len(args):
         target = args[k]
-    elif kwargs and "out" in kwargs and type(fn) is np.ufunc:
-        target = kwargs["out"]
+    elif kwargs and "out" in kwargs and type(getattr(kwargs["out"], "value", None)) is ndarray:
+        target = kwargs["out"]           # any function's out= array
+    elif type(fn) is np.ufunc and len(args) > fn.nin \
+            and type(getattr(args[fn.nin], "value", None)) is ndarray:
+        target = args[fn.nin]            # a ufunc's positional out
+    elif len(args) > 2 and (k := ops.out_position(fn)) is not None and k < len(args) \
+            and type(getattr(args[k], "value", None)) is ndarray:
+        target = args[k]                 # np.dot(a, b, out), np.cumsum(a, 0, None, out)
     else:
         return None
     if isinstance(target, Constant) and target.tape is None:
@@ -138,6 +145,8 @@ class Frame:
         self.globals_seen: dict = {}
         self.steps: dict = {}          # id(iterator node) -> items drawn so far
         self.ops = info.ops
+        self.callee: Frame | None = None   # a traced callee to replay before going on
+        self.call_node: NestedCall | None = None   # the caller's node of this frame
 
     # -- helpers the opcode handlers use ----------------------------------------------------
     def loc(self, i: int) -> Location:
@@ -180,6 +189,11 @@ class Frame:
     def mutation(self, node: PrimitiveCall, target: Node) -> None:
         """``node`` mutated the container ``target`` holds: it becomes its latest version."""
         container = target.value
+        if type(container) is np.flatiter:   # a.flat[k] = v: a write into the array a
+            target = flat_write_target(self, node, target)
+            if target is None:
+                return
+            container = target.value
         node.mutates, node.result, node.value = container, node.value, container
         self.r.versions[id(container)] = node
         if type(container) is ndarray:
@@ -212,6 +226,20 @@ class Frame:
             self.r.writers[id(cell)] = self.locals[p]
 
     def run(self) -> None:
+        """Replay this frame and every frame it traced into, with an explicit stack of frames
+        (the replay's depth never depends on the recursion limit)."""
+        frames = [self.replay_steps()]
+        while frames:
+            try:
+                child = next(frames[-1])
+            except StopIteration:
+                frames.pop()
+                continue
+            frames.append(child.replay_steps())
+
+    def replay_steps(self):
+        """This frame's replay as a generator: it yields each traced callee's Frame, which the
+        driver (``run``) replays completely before resuming this one."""
         s, ops, marks = self.s, self.ops, self.info.marks
         bi = 0
         while True:
@@ -222,6 +250,10 @@ class Frame:
                 for i in range(block.start, block.end):
                     op = ops[i]
                     op.handler(self, op, i)
+                    if self.callee is not None:
+                        callee, self.callee = self.callee, None
+                        yield callee
+                        self.returned_from(callee)
             except Missing:
                 handler = self.exception_at(i)
                 if handler is None:
@@ -328,6 +360,9 @@ class Frame:
             else:
                 self.stack.append(self.r.literal(None) if value is None else node)
             return
+        if (any(type(a.value) is ndarray for a in args) or kwargs and any(
+                type(a.value) is ndarray for a in kwargs.values())) and self.r.ctx.may_write(fn):
+            possible_writes(self, node, i)          # an array handed to unknown code
         self.stack.append(node)
 
     def _method(self, i, f, callee, args):
@@ -350,6 +385,11 @@ class Frame:
         return f, getter, False, args
 
     def nested_call(self, i, ev, f, fn, fn_node, method, args, kwargs, via) -> None:
+        bound = type(f) is types.MethodType and not method
+        called_object = not bound and instance_self(f, ev.info.code)   # its __call__ runs
+        holder = fn_node
+        if called_object and holder is None:      # the object's node, before the call's
+            holder = self.r.resolve(self.constant(via or type(f).__name__, f, i))
         node = self.add(NestedCall(fn, args, kwargs, None, self.loc(i), fn_node, method))
         node.via = via
         target = f.__func__ if type(f) is types.MethodType else f
@@ -357,11 +397,30 @@ class Frame:
         node.child = child
         self.r.pos += 1
         frame = Frame(self.r, ev.info, child)
-        if type(f) is types.MethodType and not method:
+        if bound:
             args = [_owner_node(fn_node, f.__self__)] + list(args)   # self, where known
-        frame.enter(args, kwargs)
-        frame.run()
-        value = self.r.take()          # Missing here: the callee raised, so does this call
+        elif called_object:                      # a callable object: its __call__, self first
+            args = [holder] + list(args)
+            child.fn = type(f).__call__
+        try:
+            frame.enter(args, kwargs)
+        except Missing:                # interrupted in its prologue (a KeyboardInterrupt)
+            self.r.pending_raises.append(child.append(Raise((), None)))
+            child.raised = True
+            raise
+        frame.call_node = node
+        self.callee = frame            # replayed by the driver; then ``returned_from``
+
+    def returned_from(self, frame: "Frame") -> None:
+        """The traced callee ``frame`` was replayed: its call's value is the next event."""
+        node = frame.call_node
+        try:
+            value = self.r.take()      # Missing here: the callee raised, so does this call
+        except Missing:
+            ret = frame.tape.returned
+            if type(ret) is Return:    # it returned, and the caller was interrupted at once
+                node.value = node.result = ret.value
+            raise
         node.value = node.result = value
         self.stack.append(node)
 

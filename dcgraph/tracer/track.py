@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import functools
-import sys
 import types
 
 from .context import Context
+from .instrument.versions import check_supported
 from .recorder import EntryMark, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
+from .screen import screen
 from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 
 __all__ = ["track"]
@@ -22,8 +23,10 @@ def track(f, *args, ctx: Context | None = None, **kwargs):
     The tape's nodes are built from the run's event log on first access. An exception raised by
     ``f`` propagates unchanged, with the (partial) tape attached as its ``tape`` attribute.
     Tracing never changes what ``f`` does; calls the context does not trace are recorded as
-    primitive calls.
+    primitive calls. On an interpreter whose bytecode the tracer does not know it raises
+    ``UnsupportedPython`` (naming the running and the supported versions) before running ``f``.
     """
+    check_supported()
     run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT)
     target = f.__func__ if type(f) is types.MethodType else f
     traced = None
@@ -35,20 +38,37 @@ def track(f, *args, ctx: Context | None = None, **kwargs):
     state = _recorder_state
     previous = getattr(state, "run", None)
     state.run = run
+    filters = screen(run.log)        # None unless the user set a trace or profile function
     try:
         result = call(*args, **kwargs)
     except BaseException as exc:
+        if filters is not None:
+            filters.restore()
         state.run = previous
         run.close()
-        tape = _tape(run, f, traced, args, kwargs, exc, None, True)
-        try:
-            exc.tape = tape
-        except (AttributeError, TypeError):
-            pass
+        _attach(exc, _tape(run, f, traced, args, kwargs, exc, None, True))
         raise
+    if filters is not None:
+        filters.restore()
     state.run = previous
     run.close()
     return result, _tape(run, f, traced, args, kwargs, None, result, False)
+
+
+def _attach(exc: BaseException, tape: Tape) -> None:
+    """Give ``exc`` its tape as ``exc.tape``, unless it has a ``tape`` of its own (an attribute,
+    or one its class defines) or takes no attributes. (A pickled tape unpickles as a tape that
+    says it was pickled, so the exception still crosses process boundaries.)"""
+    try:
+        own = vars(exc)
+    except TypeError:
+        return
+    if "tape" in own or any("tape" in vars(k) for k in type(exc).__mro__):
+        return
+    try:
+        exc.tape = tape
+    except (AttributeError, TypeError):
+        pass
 
 
 def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
@@ -60,30 +80,24 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
         _primitive_root(tape, f, args, kwargs, exc, result, raised)
         return tape
 
-    tape._build = functools.partial(_build, run=run, f=f, args=args, kwargs=kwargs, exc=exc,
-                                    result=result, raised=raised)
+    tape.defer(functools.partial(_build, run=run, f=f, args=args, kwargs=kwargs, exc=exc,
+                                 result=result, raised=raised))
     return tape
 
 
 def _build(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> None:
-    """Replay the run's log into ``tape`` (called once, by ``Tape.nodes``)."""
-    # The replay recurses a few Python frames per traced frame; the run itself was bounded by
-    # the recursion limit, so a multiple of it bounds the replay.
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 5 * limit + 200))
-    try:
-        replay = Replay(run.log, run.ctx, exc)
-        first = replay.peek()
-        if type(first) is not EntryMark:
-            _primitive_root(tape, f, args, kwargs, exc, result, raised)  # failed before entry
-            return
-        replay.pos += 1
-        frame = Frame(replay, first.info, tape)
-        frame.enter(None, None)
-        frame.run()
-        replay.finish(tape)
-    finally:
-        sys.setrecursionlimit(limit)
+    """Replay the run's log into ``tape`` (called once, by ``Tape.nodes``). The replay keeps
+    its own stack of frames: it changes nothing process-wide (no recursion limit)."""
+    replay = Replay(run.log, run.ctx, exc)
+    first = replay.peek()
+    if type(first) is not EntryMark:
+        _primitive_root(tape, f, args, kwargs, exc, result, raised)  # failed before entry
+        return
+    replay.pos += 1
+    frame = Frame(replay, first.info, tape)
+    frame.enter(None, None)
+    frame.run()
+    replay.finish(tape)
     if run.ctx.annotates():
         for node in tape.walk():
             run.ctx.annotate(node)

@@ -17,6 +17,7 @@ import graphviz
 from ..tape import Node, Tape
 from .fold import Fold, Row, count, fold
 from .graph import DisplayGraph
+from ..tape.printing import printable
 from .labels import has_value, op_text, value_sep
 from .values import abbrev
 
@@ -65,7 +66,7 @@ def _highlighter(highlight) -> Callable[[Node], str | None]:
 
 def _text(*lines: str) -> graphviz.quoting.NoHtml:
     """A DOT label of several lines, never read as an HTML label or an escape sequence."""
-    return graphviz.nohtml("\\n".join(line.replace("\\", "\\\\") for line in lines))
+    return graphviz.nohtml("\\n".join(printable(line).replace("\\", "\\\\") for line in lines))
 
 
 def _node_attrs(n: Node, values: bool, colour: str | None) -> dict:
@@ -147,13 +148,12 @@ def svg_from_dot(source: str) -> str:
 
 
 def to_svg(tape: Tape, path: str | os.PathLike | None = None, depth: int | None = 3,
-           max_nodes: int | None = 300, highlight=None, values: bool = True) -> str | None:
-    """The SVG text of ``to_dot(...)``; with ``path``, written there and None returned."""
+           max_nodes: int | None = 300, highlight=None, values: bool = True) -> str:
+    """The SVG text of ``to_dot(...)``; also written to ``path`` (as ``to_html`` does)."""
     svg = svg_from_dot(to_dot(tape, depth, max_nodes, highlight, values))
-    if path is None:
-        return svg
-    Path(path).write_text(svg, encoding="utf-8")
-    return None
+    if path is not None:
+        Path(path).write_text(svg, encoding="utf-8")
+    return svg
 
 
 def repr_svg(tape: Tape) -> str | None:

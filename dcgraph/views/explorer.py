@@ -20,8 +20,9 @@ from .fold import Fold, count
 from .graph import DisplayGraph, Entry
 from .html import asset, hover_text, strip_xml_prolog, tree_html
 from .labels import fn_label, op_text
+from ..tape.printing import printable
 
-__all__ = ["to_html", "explorer_data"]
+__all__ = ["to_html", "explorer_data", "script_json"]
 
 
 def _entry_data(graph: DisplayGraph, e: Entry) -> dict:
@@ -32,15 +33,23 @@ def _entry_data(graph: DisplayGraph, e: Entry) -> dict:
         n = e.item.node
         d.update(kind=n.kind, label=f"@{n.index} {op_text(n)}", hover=hover_text(n),
                  fn=fn_label(n) if isinstance(n, PrimitiveCall) else "",
-                 where=f"{n.loc.filename}:{n.line}" if n.line is not None else "")
+                 where=printable(f"{n.loc.filename}:{n.line}") if n.line is not None else "")
     return d
 
 
 def explorer_data(graph: DisplayGraph) -> dict:
     """What the page's script reads: one record per entry, ``deps``/``inputs`` as entry ids."""
     shown, folded = count(graph.items)
-    return {"title": graph.tape.name, "shown": shown, "folded": folded,
+    return {"title": printable(graph.tape.name), "shown": shown, "folded": folded,
             "items": [_entry_data(graph, e) for e in graph.entries]}
+
+
+def script_json(data) -> str:
+    """JSON safe inside ``<script>``: ``<``, ``>`` and ``&`` written as ``\\u`` escapes, so no
+    text from a value, name or source line (``</script>``, ``<!--<script>``) ends or changes
+    the script element."""
+    text = json.dumps(data)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _fill(template: str, fields: dict) -> str:
@@ -56,9 +65,9 @@ def to_html(tape: Tape, path: str | os.PathLike | None = None, depth: int | None
         svg = strip_xml_prolog(svg_from_dot(dot_source(graph, highlight)))
     except GraphvizNotFound as exc:
         svg = f'<p class="dc-nograph">{_html.escape(str(exc))}</p>'
-    data = json.dumps(explorer_data(graph)).replace("</", "<\\/")
+    data = script_json(explorer_data(graph))
     page = _fill(asset("explorer.html"), {
-        "TITLE": _html.escape(title or f"dcgraph: {tape.name}"),
+        "TITLE": _html.escape(printable(title or f"dcgraph: {tape.name}")),
         "CSS": asset("tree.css") + "\n" + asset("explorer.css"),
         "TREE": tree_html(graph), "SVG": svg, "DATA": data, "JS": asset("explorer.js")})
     if path is not None:

@@ -16,6 +16,7 @@ from .fold import Fold, Row, count
 from .graph import DisplayGraph
 from .labels import KIND_MARK, fn_label, has_value, op_text, value_sep
 from .values import abbrev, full_text
+from ..tape.printing import printable
 
 __all__ = ["tree_html", "repr_html", "hover_text", "asset", "strip_xml_prolog", "ASSET_DIRS"]
 
@@ -37,8 +38,8 @@ def asset(name: str) -> str:
 
 def hover_text(n: Node) -> str:
     """Full value, location and source line of a node, for tooltips."""
-    where = f"{n.loc.filename}:{n.line}" if n.line is not None else "(no source line)"
-    source = n.loc.source if n.line is not None else ""
+    where = printable(f"{n.loc.filename}:{n.line}") if n.line is not None else "(no source line)"
+    source = printable(n.loc.source) if n.line is not None else ""
     return f"{full_text(n.value, 2000)}\n{where}" + (f"\n{source}" if source else "")
 
 
@@ -86,7 +87,7 @@ def repr_html(tape: Tape, depth: int | None = 2, max_nodes: int | None = 300) ->
         svg = strip_xml_prolog(svg_from_dot(dot_source(graph)))
     except GraphvizNotFound as exc:
         svg = f'<p class="dc-nograph">{_html.escape(str(exc))}</p>'
-    head = f"{_html.escape(tape.name)}: {shown:,} nodes shown" + (
+    head = f"{_html.escape(printable(tape.name))}: {shown:,} nodes shown" + (
         f", {folded:,} folded" if folded else "")
     return (f'<div class="dcgraph-view"><style>{asset("tree.css")}</style>'
             f'<div class="dc-head">{head}</div><div class="dc-graph">{svg}</div>'

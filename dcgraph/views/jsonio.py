@@ -50,6 +50,7 @@ import numpy as np
 from ..tape import (Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise,
                     Return, Tape)
 from .saved import SavedLocation, SavedValue, describe_function, resolve_function
+from .jsoncheck import check_document, check_dtype, is_json_text
 from .values import abbrev, full_text
 
 __all__ = ["to_json", "from_json", "encode_value", "decode_value", "FORMAT", "VERSION"]
@@ -57,12 +58,14 @@ __all__ = ["to_json", "from_json", "encode_value", "decode_value", "FORMAT", "VE
 FORMAT, VERSION = "dcgraph-tape", 1
 MAX_STRING = 10_000
 _NATIVE = (bool, int, float, str)
+MAX_INT_BITS = 14_000     # larger ints (over ~4,200 digits) are stored by their repr
 
 
 def encode_value(value, max_array: int = 10_000):
     """A JSON-ready form of ``value`` (see VALUE in the module docstring)."""
-    if value is None or type(value) in _NATIVE and not (type(value) is str
-                                                         and len(value) > MAX_STRING):
+    if value is None or type(value) in _NATIVE and not (
+            type(value) is str and len(value) > MAX_STRING
+            or type(value) is int and value.bit_length() > MAX_INT_BITS):
         return value
     if isinstance(value, (np.integer, np.floating, np.bool_)):
         return {"scalar": value.item(), "dtype": str(value.dtype)}
@@ -79,9 +82,10 @@ def decode_value(data):
     if not isinstance(data, dict):
         return data
     if "scalar" in data:
-        return np.dtype(data["dtype"]).type(data["scalar"])
+        return check_dtype("scalar", data["dtype"]).type(data["scalar"])
     if "array" in data:
-        return np.array(data["array"], dtype=data["dtype"]).reshape(data["shape"])
+        dtype = check_dtype("array", data["dtype"])
+        return np.array(data["array"], dtype=dtype).reshape(data["shape"])
     if "repr" in data:
         return SavedValue(data["repr"], data.get("type", "?"), data.get("abbrev"))
     raise ValueError(f"from_json: not a stored value: {data!r:.80}")
@@ -148,7 +152,8 @@ class _Writer:
     def node_value(self, n: Node):
         """The value, or a reference to the earlier node holding the same (non-JSON) object."""
         v = n.value
-        if v is None or type(v) in _NATIVE:
+        if v is None or type(v) in _NATIVE and not (type(v) is int
+                                                    and v.bit_length() > MAX_INT_BITS):
             return v
         holder = self.holders.get(id(v))
         if holder is not None:
@@ -248,23 +253,27 @@ def to_json(tape: Tape, path: str | os.PathLike | None = None, indent: int | Non
 
 def from_json(source) -> Tape:
     """Reopen a tape from JSON text, a parsed dict, or a path (``os.PathLike``, or a ``str``
-    not starting with ``{`` or ``[``). Raises ValueError naming what is wrong with the document."""
+    that is not JSON text). The document is validated first (``jsoncheck``): raises ValueError
+    naming what is wrong with it and where."""
     if isinstance(source, dict):
         doc = source
     else:
-        if isinstance(source, os.PathLike) or (isinstance(source, str)
-                                               and not source.lstrip().startswith(("{", "["))):
+        if isinstance(source, os.PathLike) or (isinstance(source, str) and not is_json_text(source)):
             source = Path(source).read_text(encoding="utf-8")
         try:
             with _no_gc():
                 doc = json.loads(source)
         except json.JSONDecodeError as exc:
             raise ValueError(f"from_json: not JSON: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+    if not isinstance(doc, dict):
+        raise ValueError(f"from_json: not a {FORMAT} document (a JSON {type(doc).__name__}, "
+                         "not an object)")
+    if doc.get("format") != FORMAT:
         raise ValueError(f"from_json: not a {FORMAT} document (no \"format\": \"{FORMAT}\")")
     if doc.get("version") != VERSION:
         raise ValueError(f"from_json: {FORMAT} version {doc.get('version')!r} is not supported "
                          f"(this dcgraph reads version {VERSION})")
+    check_document(doc)
     try:
         with _no_gc():
             return _Reader(doc).read()

@@ -3,7 +3,8 @@ display style per kind. Values are written by ``values``; references are ``@inde
 node's own tape, literals inline, as in the plain dump."""
 from __future__ import annotations
 
-from ..tape.printing import call_text, format_node, ref
+from ..tape.printing import call_text, format_node, printable, ref
+from ..tape.nodes import plain_getattr
 from ..tape import Argument, Branch, Constant, Node, Phi, PrimitiveCall, Raise, Return
 
 __all__ = ["op_text", "value_sep", "fn_label", "has_value", "KIND_STYLE", "KIND_MARK"]
@@ -24,12 +25,16 @@ KIND_MARK = {
 def fn_label(n: PrimitiveCall) -> str:
     """The called function's qualified name (``Random.random``, ``geom``)."""
     fn = n.fn
-    name = getattr(fn, "__qualname__", None)
-    return name if isinstance(name, str) else n.fn_name
+    name = plain_getattr(fn, "__qualname__")
+    return printable(name if isinstance(name, str) else n.fn_name)
 
 
 def op_text(n: Node) -> str:
-    """What the node did, without its index, location or value."""
+    """What the node did, without its index, location or value (control characters escaped)."""
+    return printable(_op_text(n))
+
+
+def _op_text(n: Node) -> str:
     if isinstance(n, Argument):
         return f"arg {n.name}"
     if isinstance(n, Constant):

@@ -17,6 +17,7 @@ from ..tape import NestedCall, Node, Tape
 from .fold import Fold, count, fold, iter_items, subtree_size
 from .labels import KIND_MARK, KIND_STYLE, has_value, op_text, value_sep
 from .values import abbrev
+from ..tape.printing import printable
 
 __all__ = ["show", "render_tree", "build_tree", "node_line"]
 
@@ -34,7 +35,7 @@ def node_line(n: Node, values: bool = True) -> Text:
         text.append(value_sep(n), style="dim")
         text.append(abbrev(n.value, VALUE_WIDTH))
     if n.line is not None:
-        source = n.loc.source
+        source = printable(n.loc.source)
         if len(source) > SOURCE_WIDTH:
             source = source[: SOURCE_WIDTH - 1] + "…"
         text.append(f"   L{n.line}", style="dim")
@@ -49,7 +50,7 @@ def build_tree(tape: Tape, depth: int | None = 2, values: bool = True,
     items = fold(tape, depth=depth, max_nodes=max_nodes)
     shown, folded = count(items)
     total = subtree_size(tape)
-    head = Text(tape.name, style="bold")
+    head = Text(printable(tape.name), style="bold")
     head.append(f"  {total:,} nodes", style="dim")
     if folded:
         head.append(f", {folded:,} folded", style="dim")
@@ -58,7 +59,7 @@ def build_tree(tape: Tape, depth: int | None = 2, values: bool = True,
     for item, _level, parent in iter_items(items):
         holder = branches[id(parent) if parent is not None else None]
         if isinstance(item, Fold):
-            holder.add(Text(item.label, style=KIND_STYLE["Fold"] + " italic"))
+            holder.add(Text(printable(item.label), style=KIND_STYLE["Fold"] + " italic"))
             continue
         branch = holder.add(node_line(item.node, values))
         if isinstance(item.node, NestedCall) and item.children:

@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 
+from ..tape.printing import int_text, printable
+
 __all__ = ["abbrev", "full_text", "array_head"]
 
 ELLIPSIS = "…"
@@ -19,10 +21,11 @@ def _number(x) -> str:
     if isinstance(x, (bool, np.bool_)):
         return str(bool(x))
     if isinstance(x, (float, np.floating)):
-        return format(float(x), ".4g")
+        text = format(float(x), ".4g")      # 2.0 stays "2.0", not "2": a float, recognisably
+        return text if any(c in text for c in ".einn") else text + ".0"
     if isinstance(x, (complex, np.complexfloating)):
         return format(complex(x), ".4g")
-    return str(x)
+    return int_text(x) if isinstance(x, int) else str(x)
 
 
 def array_head(a: np.ndarray, k: int = 3) -> str:
@@ -34,34 +37,58 @@ def array_head(a: np.ndarray, k: int = 3) -> str:
 
 
 def _repr(value) -> str:
+    if type(value) is int:
+        return int_text(value)
     try:
-        return repr(value)
+        text = repr(value)
     except Exception as exc:  # a user's __repr__ may fail; a view must not
         return f"<{type(value).__name__}: repr failed: {type(exc).__name__}>"
+    return text if isinstance(text, str) else f"<{type(value).__name__}>"
 
 
 def _cut(text: str, width: int) -> str:
-    text = text.replace("\n", " ")
+    text = printable(text.replace("\n", " "))
     return text if len(text) <= width else text[: max(width - 1, 1)] + ELLIPSIS
+
+
+def _summary(value) -> str | None:
+    """``__dcgraph_abbrev__()`` (values reopened from JSON), looked up on the type: never
+    through an instance's ``__getattr__``, which may do anything (a proxy sends requests)."""
+    hook = getattr(type(value), "__dcgraph_abbrev__", None)
+    if not callable(hook):
+        return None
+    try:
+        text = hook(value)
+    except Exception as exc:
+        return f"<{type(value).__name__}: __dcgraph_abbrev__ failed: {type(exc).__name__}>"
+    return text if isinstance(text, str) else None
 
 
 def abbrev(value, width: int = 40) -> str:
     """One line of at most ``width`` characters: ``ndarray(5, 3) float64 [1, 1, 1, …]``,
     ``0.2381``, ``'some long te…'``, ``ValueError('bad')``, ``<random.Random object>``
-    (memory addresses left out, so the same run prints the same)."""
+    (memory addresses left out, so the same run prints the same; control characters
+    escaped). Never raises."""
+    try:
+        return _abbrev(value, width)
+    except Exception as exc:   # a hostile value (an exception's ``args`` property, ...)
+        return _cut(f"<{type(value).__name__}: {type(exc).__name__}>", width)
+
+
+def _abbrev(value, width: int) -> str:
     if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
         return _cut(_number(value), width)
     if isinstance(value, np.ndarray):
         shape = ", ".join(map(str, value.shape))
         return _cut(f"ndarray({shape}) {value.dtype} {array_head(value)}", width)
-    summary = getattr(value, "__dcgraph_abbrev__", None)   # values reopened from JSON
-    if callable(summary):
-        return _cut(summary(), width)
+    summary = _summary(value)
+    if summary is not None:
+        return _cut(summary, width)
     if isinstance(value, BaseException):
         args = ", ".join(abbrev(a, 20) for a in value.args)
         return _cut(f"{type(value).__name__}({args})", width)
     if type(value).__name__ == "module":
-        return f"<module {value.__name__}>"
+        return _cut(f"<module {value.__name__}>", width)
     return _cut(_ADDRESS.sub(lambda m: " object" if m.group(1) else "", _repr(value)), width)
 
 
@@ -73,4 +100,5 @@ def full_text(value, limit: int = 4000) -> str:
         text = f"ndarray shape={value.shape} dtype={value.dtype}\n{body}"
     else:
         text = _repr(value)
+    text = "\n".join(printable(line) for line in text.split("\n"))
     return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS

@@ -1,5 +1,6 @@
-"""Attribute reads: instance fields carry gradients; values computed by a property are an
-error (the tape does not show the property's code), never a silent zero."""
+"""Attribute reads: instance fields carry gradients; a property is differentiated through its
+getter; other computed attributes (``__getattr__``, descriptors) are an error, never a silent
+zero."""
 import dataclasses
 
 import pytest
@@ -35,9 +36,29 @@ def through_fields(a):
     return p.x * p.y
 
 
-def test_property_read_is_an_error_not_a_zero():
+def test_property_read_goes_through_its_getter():
+    assert ad.grad(through_property)(1.5) == pytest.approx(2.0)
+
+
+class WithDescriptor:
+    """A computed attribute that is not a property: still refused, never a zero."""
+
+    def __init__(self):
+        self.x = 0.0
+
+    def __getattr__(self, name):
+        return self.x * 2.0
+
+
+def through_getattr(a):
+    h = WithDescriptor()
+    h.x = a
+    return h.doubled
+
+
+def test_other_computed_attributes_are_an_error_not_a_zero():
     with pytest.raises(ad.MissingRuleError, match="computed by its type"):
-        ad.grad(through_property)(1.5)
+        ad.grad(through_getattr)(1.5)
 
 
 def test_fields_with_class_defaults_differentiate():

@@ -28,6 +28,7 @@ failure the generated source is in the message.
 from __future__ import annotations
 
 import linecache
+import sys
 import traceback
 import types
 
@@ -38,6 +39,9 @@ from hypothesis import strategies as st
 import dcgraph
 from dcgraph import Argument, Branch, NestedCall, PrimitiveCall, Raise, Return
 from dcgraph.tracer.instrument import instrument
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from suite_size import examples  # noqa: E402
 
 RUNS = 120
 WRAP = 10007          # loop bodies keep numbers bounded: every assignment there is taken mod WRAP
@@ -552,7 +556,7 @@ def check_program(source, args, runs=RUNS):
 
 # No shrink phase: each example costs 120 traced runs, and shrinking a failure took minutes.
 # The failing program's source is printed in full instead.
-@settings(max_examples=220, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(220), deadline=None, derandomize=True, database=None,
           phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.filter_too_much])
@@ -920,7 +924,7 @@ def slice_violations(fn, args):
     return found
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(150), deadline=None, derandomize=True, database=None,
           phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.filter_too_much])

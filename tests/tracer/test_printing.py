@@ -43,7 +43,13 @@ def dump(fn, *args):
     return result, str(tape)
 
 
-def expect(text):
+def expect(text, **newer):
+    """The expected text; ``py312="..."`` gives the text from 3.12 on, where the compiler lays
+    out the same code differently (a return duplicated into each branch, a loop test repeated at
+    the loop's end), so blocks, phis and node numbers differ."""
+    import sys                   # imported here: the functions above keep their line numbers
+    if sys.version_info >= (3, 12) and "py312" in newer:
+        text = newer["py312"]
     return textwrap.dedent(text).strip("\n")
 
 
@@ -76,6 +82,29 @@ def test_geometric_with_seeded_generator():
             @8: return @7 = 2
         @7: φ stack[0] = @6 (from §2)
         @8: return @7 = 2
+        """, py312="""
+        @0: Argument n = 0
+        @1: Argument beta = 0.3
+        @2: Argument rng = Generator(PCG64)
+        @3: [L10] @2.random() = 0.5118
+        @4: goto §2 since @3 < @1 == False
+        @5: [L10] @0 + 1 = 1
+        @6: [L10] geom(@5, @1, @2) = 2
+            @0: Argument n = 1
+            @1: Argument beta = 0.3
+            @2: Argument rng = Generator(PCG64)
+            @3: [L10] @2.random() = 0.9505
+            @4: goto §2 since @3 < @1 == False
+            @5: [L10] @0 + 1 = 2
+            @6: [L10] geom(@5, @1, @2) = 2
+                @0: Argument n = 2
+                @1: Argument beta = 0.3
+                @2: Argument rng = Generator(PCG64)
+                @3: [L10] @2.random() = 0.1442
+                @4: goto §1 since @3 < @1 == True
+                @5: return @0 = 2
+            @7: return @6 = 2
+        @7: return @6 = 2
         """)
 
 
@@ -116,6 +145,21 @@ def test_while_with_break():
         @12: goto §2 since @11 > @1 == True
         @13: φ i = @10 (from §2)
         @14: return @13 = 1
+        """, py312="""
+        @0: Argument xs = [1, 5, 9]
+        @1: Argument limit = 4
+        @2: [L22] len(@0) = 3
+        @3: goto §1 since 0 < @2 == True
+        @4: φ i = 0 (from §0)
+        @5: [L23] @0[@4] = 1
+        @6: goto §3 since @5 > @1 == False
+        @7: [L25] @4 += 1 = 1
+        @8: [L22] len(@0) = 3
+        @9: goto §4 since @7 < @8 == True
+        @10: φ i = @7 (from §4)
+        @11: [L23] @0[@10] = 5
+        @12: goto §2 since @11 > @1 == True
+        @13: return @10 = 1
         """)
 
 

@@ -37,8 +37,9 @@ def test_svg_is_xml_with_one_cluster_per_call_and_every_shown_node():
 @needs_dot
 def test_folded_svg_has_markers_and_writes_to_path(tmp_path):
     _, tape = dcgraph.track(loop_sum, 30)
-    assert to_svg(tape, tmp_path / "loop.svg") is None
+    returned = to_svg(tape, tmp_path / "loop.svg")        # returned and written, as to_html
     svg = (tmp_path / "loop.svg").read_text()
+    assert returned == svg
     items = fold(tape, depth=3, max_nodes=300)
     shown, folded = count(items)
     nodes = groups(svg, "node")

@@ -63,8 +63,8 @@ loop_sum  41 nodes, 16 folded
 
 LOGISTIC_NARROW = """\
 logistic  9 nodes
-├── → @0 arg X = ndarray(4, 3) float64 [1, 1, 1, …]
-├── → @1 arg w = ndarray(3) float64 [0.5, -1, 2]
+├── → @0 arg X = ndarray(4, 3) float64 [1.0, 1.0, 1.0, …]
+├── → @1 arg w = ndarray(3) float64 [0.5, -1.0, 2.0]
 ├── · @2 @0 @ @1 = ndarray(4) float64 [1.5, 1.5, 1.5, …]   L23  z = X @ w
 ├── · @3 -@2 = ndarray(4) float64 [-1.5, -1.5, -1.5, …]   L24  p = 1 / (1 + np.…
 ├── · @4 exp(@3) = ndarray(4) float64 [0.2231, 0.2231, 0.2231, …]   L24  p = 1 …

@@ -7,10 +7,13 @@ the stack is there) and the replay (which block follows which, where phis are) r
 from __future__ import annotations
 
 import dis
+import heapq
 
 from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd
 
-from . import py311 as ops
+from .versions import opcode_table
+
+ops = opcode_table()     # the running interpreter's opcode tables
 
 __all__ = ["Block", "Structure", "analyse", "Unsupported"]
 
@@ -53,11 +56,13 @@ class Structure:
         self.handler_depths: dict = {}              # handler offset -> (depth, push_lasti)
         self.self_layout: set = set()               # calls whose callable has no NULL below
         self.maybe_unbound: set = set()             # LOAD_FAST/DELETE_FAST that may raise
+        self.cells: frozenset = frozenset()         # names of the code's cell and free variables
 
 
 def analyse(bytecode: Bytecode, code) -> Structure:
     """Analyse ``bytecode`` (read from ``code``, whose exception table gives handler depths)."""
     s = Structure(bytecode)
+    s.cells = frozenset(code.co_cellvars + code.co_freevars)
     _split_blocks(s)
     _original_offsets(s, code)
     _link_blocks(s)
@@ -197,16 +202,39 @@ def _place_phis(s: Structure) -> None:
         olocs, ostack = old
         if len(ostack) != len(stack):
             raise Unsupported(f"stack height differs at block {bi}")
-        nl = {k: olocs.get(k, _undef(k)) | locs.get(k, _undef(k)) for k in olocs.keys() | locs.keys()}
+        changed = False           # the union, updated in place, skipping shared definitions
+        for k, d in locs.items():
+            o = olocs.get(k)
+            if o is d or (o is not None and d <= o):    # (subset: cost of d, not of o)
+                continue
+            olocs[k], changed = (o if o is not None else _undef(k)) | d, True
+        for k in olocs.keys() - locs.keys():   # bound on earlier paths only
+            if ("undef", k) not in olocs[k]:
+                olocs[k], changed = olocs[k] | _undef(k), True
         ns = tuple(a | b for a, b in zip(ostack, stack))
-        if nl == olocs and ns == ostack:
-            return False
-        entry_state[bi] = (nl, ns)
-        return True
+        if ns != ostack:
+            entry_state[bi], changed = (olocs, ns), True
+        return changed
+
+    def merge_names(bi: int, locs: dict, names: set, stack: tuple) -> bool:
+        """``merge`` of a handler's entry with a state that differs from the one last merged
+        only in the locals ``names`` and the stack (linear in what changed)."""
+        olocs, ostack = entry_state[bi]
+        changed = False
+        for k in names:
+            cur, d = olocs.get(k), locs.get(k) or _undef(k)
+            if cur is None or not d <= cur:
+                olocs[k], changed = (cur if cur is not None else _undef(k)) | d, True
+        if len(ostack) != len(stack):
+            raise Unsupported(f"stack height differs at block {bi}")
+        ns = tuple(a | b for a, b in zip(ostack, stack))
+        if ns != ostack:
+            entry_state[bi], changed = (olocs, ns), True
+        return changed
 
     argnames = list(s.bytecode.argnames)
     merge(0, {a: frozenset({("arg", a)}) for a in argnames}, ())
-    work = [0]
+    work = _Worklist([0])
     for b in s.blocks:
         if b.handler is not None and b.depth >= 0:
             work.append(b.index)
@@ -219,14 +247,29 @@ def _place_phis(s: Structure) -> None:
                 continue
             merge(bi, {}, tuple(frozenset({("handler", bi, j)}) for j in range(b.depth)))
         locs, stack = entry_state[bi]
-        locs, stack = dict(locs), list(stack)
+        locs, stack = _Locals(locs), list(stack)
+        merged: dict = {}          # handler -> [stack merged, names stored since]
         for i in range(b.start, b.end):
             h = s.handler_of[i]
             if h is not None:
                 hd = s.blocks[h]
-                hstack = stack[: hd.handler[0]] + [frozenset({("exc", h, j)}) for j in range(hd.depth - hd.handler[0])]
-                if len(hstack) == hd.depth and merge(h, locs, tuple(hstack)):
-                    work.append(h)
+                hstack = tuple(stack[: hd.handler[0]]) + tuple(
+                    frozenset({("exc", h, j)}) for j in range(hd.depth - hd.handler[0]))
+                seen = merged.get(h)
+                if len(hstack) != hd.depth:
+                    pass
+                elif seen is None:       # all locals once per block, then only those stored
+                    if merge(h, locs, hstack):
+                        work.append(h)
+                    merged[h] = [hstack, set()]
+                elif seen[1] or seen[0] != hstack:
+                    if merge_names(h, locs, seen[1], hstack):
+                        work.append(h)
+                    seen[0], seen[1] = hstack, set()
+            if locs.stored:
+                for seen in merged.values():
+                    seen[1] |= locs.stored
+                locs.stored.clear()
             ins = s.instrs[i]
             last = i == b.end - 1
             if last and b.jump is not None:
@@ -255,23 +298,63 @@ def _place_phis(s: Structure) -> None:
                 b.phis.append(("stack", j))
 
 
+class _Worklist:
+    """Blocks waiting to be (re)visited, each once, lowest index (code order) first: a loop's
+    body settles before what follows it, so the fixed point takes few passes."""
+
+    __slots__ = ("heap", "queued")
+
+    def __init__(self, items):
+        self.heap, self.queued = [], set()
+        for bi in items:
+            self.append(bi)
+
+    def append(self, bi: int) -> None:
+        if bi not in self.queued:
+            self.queued.add(bi)
+            heapq.heappush(self.heap, bi)
+
+    def pop(self) -> int:
+        bi = heapq.heappop(self.heap)
+        self.queued.discard(bi)
+        return bi
+
+    def __bool__(self):
+        return bool(self.heap)
+
+
+class _Locals(dict):
+    """A block's locals during the abstract interpretation; ``stored`` collects the names
+    written since it was last cleared."""
+
+    __slots__ = ("stored",)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.stored: set = set()
+
+    def __setitem__(self, name, defs):
+        dict.__setitem__(self, name, defs)
+        self.stored.add(name)
+
+
 def _step(ins: Instr, i: int, locs: dict, stack: list, consumers: dict, jump: bool,
           s: Structure) -> list:
     """Abstract effect of one instruction on definition sets (locals updated in place)."""
     name = ins.name
-    if name == "LOAD_FAST":
-        defs = locs.get(ins.arg, _undef(ins.arg))
-        if ("undef", ins.arg) in defs:
-            s.maybe_unbound.add(i)
-        stack.append(defs)
-        return stack
-    if name == "STORE_FAST":
-        locs[ins.arg] = stack.pop()
-        return stack
-    if name == "DELETE_FAST":
-        if ("undef", ins.arg) in locs.get(ins.arg, _undef(ins.arg)):
-            s.maybe_unbound.add(i)
-        locs[ins.arg] = _undef(ins.arg)
+    access = ops.local_access(ins, s.cells)
+    if access:
+        for kind, var in access:
+            if kind == "store":
+                locs[var] = stack.pop()
+                continue
+            defs = locs.get(var, _undef(var))
+            if kind in ("load", "clear"):
+                stack.append(defs)
+            if kind != "clear" and ("undef", var) in defs:
+                s.maybe_unbound.add(i)       # the load or delete raises UnboundLocalError
+            if kind != "load":
+                locs[var] = _undef(var)
         return stack
     if name == "COPY":
         stack.append(stack[-ins.arg])
@@ -284,7 +367,8 @@ def _step(ins: Instr, i: int, locs: dict, stack: list, consumers: dict, jump: bo
     n_pop, n_push = ops.stack_io(ins, jump)
     popped = stack[len(stack) - n_pop:] if n_pop else []
     callee = name in ops.CALLS
-    if name == "CALL" and not all(_is_null(s, d) for d in popped[0]):
+    if name in ops.CALLS and name != "CALL_FUNCTION_EX" \
+            and not all(_is_null(s, d) for d in popped[ops.NULL_SLOT_OF_CALL]):
         s.self_layout.add(i)     # [function, self, args]: a comprehension's call
     for k, slot in enumerate(popped):
         role = ("callee", i) if callee and k < 2 else i
@@ -297,13 +381,11 @@ def _step(ins: Instr, i: int, locs: dict, stack: list, consumers: dict, jump: bo
 
 
 def _is_null(s: Structure, d) -> bool:
-    """Is definition ``d`` the NULL that PUSH_NULL, LOAD_GLOBAL or (rewritten) LOAD_METHOD
-    leave under a callable?"""
+    """Is definition ``d`` the NULL that PUSH_NULL, LOAD_GLOBAL or a (rewritten) method load
+    leave beside a callable?"""
     if not isinstance(d[0], int):
         return False
-    ins = s.instrs[d[0]]
-    return (ins.name == "PUSH_NULL" or (ins.name == "LOAD_METHOD" and d[1] == 0)
-            or (ins.name == "LOAD_GLOBAL" and ins.arg[0] and d[1] == 0))
+    return ops.null_pushed(s.instrs[d[0]], d[1])
 
 
 def _undef(name: str) -> frozenset:
@@ -316,11 +398,11 @@ def _liveness(s: Structure) -> list[set]:
     for b in s.blocks:
         u, d = set(), set()
         for i in range(b.start, b.end):
-            ins = s.instrs[i]
-            if ins.name == "LOAD_FAST" and ins.arg not in d:
-                u.add(ins.arg)
-            elif ins.name in ("STORE_FAST", "DELETE_FAST"):
-                d.add(ins.arg)
+            for kind, var in ops.local_access(s.instrs[i], s.cells):
+                if kind in ("load", "clear") and var not in d:
+                    u.add(var)
+                if kind != "load":
+                    d.add(var)
         use.append(u)
         defs.append(d)
     handlers = [{s.handler_of[i] for i in range(b.start, b.end) if s.handler_of[i] is not None}

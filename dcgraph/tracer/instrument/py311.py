@@ -1,7 +1,8 @@
 """CPython 3.11 opcode knowledge: what each instruction means to the tracer.
 
 The rewriter reads these tables to decide where probes go; the replay (``semantics311``)
-reads them to turn the event log back into nodes. A 3.12 port adds a sibling module.
+reads them to turn the event log back into nodes. ``py312``/``py313`` derive from these tables
+and ``versions`` picks the running interpreter's module.
 
 Probe kinds (what one execution of an instruction appends to the event log):
 
@@ -17,6 +18,7 @@ call      the callable (logged by the hook before the call), then the result
 """
 from __future__ import annotations
 
+import dis
 import operator
 
 __all__ = ["BINARY_OPS", "COMPARE_OPS", "UNARY_OPS", "CONDITIONAL_JUMPS", "UNCONDITIONAL_JUMPS",
@@ -109,6 +111,8 @@ def multi_count(ins) -> int:
     return 2
 
 
+_CONST_OPS = frozenset(dis.hasconst)   # opcodes whose ``Instr.arg`` is the constant itself
+
 _POPS_FIXED = {
     "BINARY_OP": 2, "BINARY_SUBSCR": 2, "COMPARE_OP": 2, "IS_OP": 2, "CONTAINS_OP": 2,
     "IMPORT_NAME": 2, "PREP_RERAISE_STAR": 2, "DELETE_SUBSCR": 2, "STORE_ATTR": 2,
@@ -168,7 +172,95 @@ def stack_io(ins, jump: bool = False) -> tuple[int, int]:
 
 
 def _raw_arg(ins) -> int:
+    """The oparg where it is a number (a constant's or a name's value is not an oparg, and
+    no stack effect depends on it)."""
     arg = ins.arg
-    if isinstance(arg, int):
+    if isinstance(arg, int) and ins.opcode not in _CONST_OPS:
         return int(arg)
     return 0
+
+
+# -- what the rewriter and the static analysis ask of a version --------------------------------
+# (``py312``/``py313`` override these; everything else in ``rewrite``/``analysis`` is shared.)
+from bytecode import Instr  # noqa: E402
+
+LITERAL_LOADS = {"LOAD_CONST"}          # instructions whose constant ``info.literals`` shares
+FOR_ITER_SKIP = 0      # instructions at FOR_ITER's target the interpreter skips on exhaustion
+NULL_FIRST = True      # a call's NULL (or bound ``self``'s function) sits under the callable
+NULL_SLOT_OF_CALL = 0  # index, among a CALL's popped slots, of the NULL-or-function slot
+LOAD_CLOSURE = "LOAD_CLOSURE"           # the instruction pushing a cell object
+
+
+def local_access(ins, cells: frozenset) -> tuple:
+    """What ``ins`` does to fast locals, in order: ``("load"|"store"|"delete"|"clear", name)``
+    (``clear``: load the value, or NULL when unbound, and unbind)."""
+    name = ins.name
+    if name == "LOAD_FAST":
+        return (("load", ins.arg),)
+    if name == "STORE_FAST":
+        return (("store", ins.arg),)
+    if name == "DELETE_FAST":
+        return (("delete", ins.arg),)
+    return ()
+
+
+def null_pushed(ins, j: int) -> bool:
+    """Is value ``j`` pushed by ``ins`` the NULL left for a call (LOAD_METHOD is rewritten to
+    push NULL and a bound method)?"""
+    name = ins.name
+    return (name == "PUSH_NULL" or (name == "LOAD_METHOD" and j == 0)
+            or (name == "LOAD_GLOBAL" and ins.arg[0] and j == 0))
+
+
+def global_slots(ins) -> tuple:
+    """(push index of a LOAD_GLOBAL's value, push index of its NULL or None)."""
+    return (1, 0) if ins.arg[0] else (0, None)
+
+
+def hook_site(instrs: list, i: int):
+    """Index of the call whose callable the hook replaces right before instruction ``i``, or
+    None. (Never between KW_NAMES, PRECALL and CALL: KW_NAMES sets state the CALL reads.)"""
+    name = instrs[i].name
+    if name == "KW_NAMES":
+        return i + 2
+    if name == "PRECALL" and (i == 0 or instrs[i - 1].name != "KW_NAMES"):
+        return i + 1
+    if name == "CALL_FUNCTION_EX":
+        return i
+    return None
+
+
+def callee_below(ins, self_layout: bool) -> int:
+    """How many stack slots above a call's callable, just before the call (its arguments)."""
+    if ins.name == "CALL_FUNCTION_EX":
+        return 1 + (ins.arg & 1)
+    return ins.arg + self_layout
+
+
+def call_instrs(nargs: int, loc) -> list:
+    """Call the callable under ``nargs`` arguments (NULL placed as ``NULL_FIRST`` says)."""
+    return [Instr("PRECALL", nargs, location=loc), Instr("CALL", nargs, location=loc)]
+
+
+def rewrite(ins, loc):
+    """Replacement instructions for ``ins`` (a method load becomes attribute + NULL, so the
+    callable slot always holds one callable), or None to keep it."""
+    if ins.name == "LOAD_METHOD":
+        return [Instr("LOAD_ATTR", ins.arg, location=loc), Instr("PUSH_NULL", location=loc),
+                Instr("SWAP", 2, location=loc)]
+    return None
+
+
+def probe_kind(ins, cells: frozenset):
+    """The probe after ``ins`` (see the table at the top), before per-use refinements."""
+    return PROBE_KIND.get(ins.name)
+
+
+def value_depth(ins) -> int:
+    """How far below the top a ``value`` probe finds the value ``ins`` pushed (0: the top)."""
+    return 0
+
+
+def compare_index(arg) -> int:
+    """COMPARE_OP's argument as an index into ``COMPARE_OPS``."""
+    return int(arg) & 0xF

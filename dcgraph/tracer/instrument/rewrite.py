@@ -16,8 +16,10 @@ from bytecode import Bytecode, Instr, TryBegin
 
 from ..recorder import BlockMark, EntryMark, enter
 from ...tape.nodes import Constant, Location
-from . import py311 as ops
 from .analysis import Structure, Unsupported, analyse
+from .versions import opcode_table, semantics
+
+ops = opcode_table()     # the running interpreter's opcode tables
 
 __all__ = ["CodeInfo", "instrument", "Op"]
 
@@ -36,7 +38,8 @@ class Op:
 
 _HIDDEN = 2          # stack slots under the frame's own values: hook, append
 _lock = threading.Lock()
-_cache: dict = {}
+_cache: dict = {}     # id(code) -> CodeInfo, oldest first
+_CACHE_BOUND = 4096   # entries kept (an evicted code object is analysed again if it recurs)
 
 
 class CodeInfo:
@@ -46,6 +49,7 @@ class CodeInfo:
         self.code = code
         self.new_code: types.CodeType | None = None
         self.error: str | None = None
+        self.transient = False           # the error may not recur (RecursionError): not cached
         self.structure: Structure | None = None
         self.probe: list = []            # per instruction: probe kind or None
         self.folded: set = set()         # tests folded into the following branch
@@ -75,6 +79,10 @@ def instrument(code: types.CodeType) -> CodeInfo:
         info = _cache.get(id(code))
         if info is None or info.code is not code:
             info = _build(code)
+            if info.transient:
+                return info
+            while len(_cache) >= _CACHE_BOUND:
+                del _cache[next(iter(_cache))]      # the oldest entry
             _cache[id(code)] = info     # the entry keeps ``code`` alive: its id stays unique
     return info
 
@@ -97,6 +105,9 @@ def _build(code: types.CodeType) -> CodeInfo:
         info.new_code = new.to_code(compute_exception_stack_depths=False)
     except Unsupported as exc:
         info.error = str(exc)
+    except (RecursionError, MemoryError) as exc:   # the caller's state, not the code's
+        info.error = f"instrumentation failed: {type(exc).__name__}: {exc}"
+        info.transient = True
     except Exception as exc:  # the bytecode library refused: trace the call as a primitive
         info.error = f"instrumentation failed: {type(exc).__name__}: {exc}"
     return info
@@ -113,7 +124,7 @@ def _plan(info: CodeInfo, s: Structure) -> None:
     info.cell_params = tuple(p for p in info.params if p in code.co_cellvars)
     info.marks = [BlockMark(info, b.index, b.handler is not None) if b.marked else None
                   for b in s.blocks]
-    probe = [ops.PROBE_KIND.get(ins.name) for ins in s.instrs]
+    probe = [ops.probe_kind(ins, s.cells) for ins in s.instrs]
     for i, ins in enumerate(s.instrs):
         if ins.name in ops.FOLDABLE_TESTS and i + 1 < n and s.block_of[i + 1] == s.block_of[i] \
                 and s.instrs[i + 1].name in ops.FOLDING_JUMPS:
@@ -122,7 +133,7 @@ def _plan(info: CodeInfo, s: Structure) -> None:
         elif ins.name in ops.CALLABLE_PRODUCERS and _only_callee(s, i):
             probe[i] = None
             info.callee_producer.add(i)
-        elif ins.name == "LOAD_CONST":
+        elif ins.name in ops.LITERAL_LOADS:
             info.literals[i] = Constant(None, ins.arg)
         elif i in s.maybe_unbound:
             probe[i] = "done"            # may raise UnboundLocalError: log that it did not
@@ -130,15 +141,15 @@ def _plan(info: CodeInfo, s: Structure) -> None:
         if ins.name == "LOAD_GLOBAL" and probe[i] is not None:
             # ``module.f(...)`` / ``obj.method(...)``: the global only serves a callee load; a
             # bound method's __self__ tells its value (a module's needs no node)
-            j = 1 if ins.arg[0] else 0
+            j, null = ops.global_slots(ins)
             uses = s.consumers.get((i, j), ())
-            null_ok = not ins.arg[0] or all(
-                isinstance(u, tuple) and u[0] == "callee" for u in s.consumers.get((i, 0), ()))
+            null_ok = null is None or all(
+                isinstance(u, tuple) and u[0] == "callee" for u in s.consumers.get((i, null), ()))
             if len(uses) == 1 and next(iter(uses)) in info.callee_producer and null_ok:
                 probe[i] = None
                 info.owner_producer.add(i)
     info.probe = probe
-    from .semantics311 import HANDLERS
+    HANDLERS = semantics().HANDLERS
     info.ops = [Op(ins, HANDLERS[ins.name], Location(info.code, s.offsets[k], ins.lineno))
                 for k, ins in enumerate(s.instrs)]
 
@@ -156,19 +167,25 @@ def _only_callee(s: Structure, i: int) -> bool:
 
 def _log(depth: int, load: list, loc) -> list:
     """append(<value built by ``load``>) at original stack depth ``depth``."""
-    seq = [Instr("PUSH_NULL", location=loc), Instr("COPY", depth + _HIDDEN, location=loc)]
+    if ops.NULL_FIRST:
+        seq = [Instr("PUSH_NULL", location=loc), Instr("COPY", depth + _HIDDEN, location=loc)]
+    else:
+        seq = [Instr("COPY", depth + 1, location=loc), Instr("PUSH_NULL", location=loc)]
     seq += load
-    seq += [Instr("PRECALL", 1, location=loc), Instr("CALL", 1, location=loc),
-            Instr("POP_TOP", location=loc)]
+    seq += ops.call_instrs(1, loc) + [Instr("POP_TOP", location=loc)]
     return seq
 
 
 def _hook(depth: int, below: int, loc) -> list:
     """Replace the callable ``below`` slots under the top by hook(callable)."""
     seq = [Instr("SWAP", below + 1, location=loc)] if below else []
-    seq += [Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc),
-            Instr("COPY", depth + _HIDDEN + 1, location=loc), Instr("SWAP", 2, location=loc),
-            Instr("PRECALL", 1, location=loc), Instr("CALL", 1, location=loc)]
+    if ops.NULL_FIRST:        # [NULL, hook, callable]
+        seq += [Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc),
+                Instr("COPY", depth + _HIDDEN + 1, location=loc), Instr("SWAP", 2, location=loc)]
+    else:                     # [hook, NULL, callable]
+        seq += [Instr("COPY", depth + _HIDDEN, location=loc), Instr("SWAP", 2, location=loc),
+                Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc)]
+    seq += ops.call_instrs(1, loc)
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
     return seq
@@ -179,19 +196,19 @@ def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) ->
     depth = s.depth_before[i] - pops + pushes
     loc = ins.location
     if kind in ("value", "call"):
-        return _log(depth, [Instr("COPY", 3, location=loc)], loc)
+        return _log(depth, [Instr("COPY", 3 + ops.value_depth(ins), location=loc)], loc)
     if kind == "multi":
         count = ops.multi_count(ins)
         load = [Instr("COPY", 3 + 2 * k, location=loc) for k in range(count)]
         return _log(depth, load + [Instr("BUILD_TUPLE", count, location=loc)], loc)
     if kind == "cell":
-        load = [Instr("LOAD_CLOSURE", ins.arg, location=loc), Instr("COPY", 4, location=loc),
+        load = [Instr(ops.LOAD_CLOSURE, ins.arg, location=loc), Instr("COPY", 4, location=loc),
                 Instr("BUILD_TUPLE", 2, location=loc)]
         return _log(depth, load, loc)
     if kind == "store":
         if ins.name == "LOAD_CLOSURE":     # the cell is on the stack: log a copy of it
             return _log(depth, [Instr("COPY", 3, location=loc)], loc)
-        return _log(depth, [Instr("LOAD_CLOSURE", ins.arg, location=loc)], loc)
+        return _log(depth, [Instr(ops.LOAD_CLOSURE, ins.arg, location=loc)], loc)
     if kind == "done":
         return _log(depth, [Instr("LOAD_CONST", None, location=loc)], loc)
     raise AssertionError(kind)
@@ -200,18 +217,18 @@ def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) ->
 def _prologue(info: CodeInfo, loc) -> list:
     code = info.code
     from bytecode import CellVar
-    seq = [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", enter, location=loc),
-           Instr("LOAD_CONST", info.entry_mark, location=loc)]
+    seq = [Instr("LOAD_CONST", enter, location=loc)]
+    seq.insert(0 if ops.NULL_FIRST else 1, Instr("PUSH_NULL", location=loc))
+    seq.append(Instr("LOAD_CONST", info.entry_mark, location=loc))
     for p in info.params:
         if p in code.co_cellvars:
             seq.append(Instr("LOAD_DEREF", CellVar(p), location=loc))
         else:
             seq.append(Instr("LOAD_FAST", p, location=loc))
     for p in info.cell_params:
-        seq.append(Instr("LOAD_CLOSURE", CellVar(p), location=loc))
+        seq.append(Instr(ops.LOAD_CLOSURE, CellVar(p), location=loc))
     seq += [Instr("BUILD_TUPLE", len(info.params) + len(info.cell_params), location=loc),
-            Instr("PRECALL", 2, location=loc), Instr("CALL", 2, location=loc),
-            Instr("UNPACK_SEQUENCE", 2, location=loc)]
+            *ops.call_instrs(2, loc), Instr("UNPACK_SEQUENCE", 2, location=loc)]
     return seq
 
 
@@ -219,6 +236,7 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
     out: list = []
     i = -1
     resumed = False
+    pending_mark = None       # [instructions still to emit before it, the mark's probe]
     for item in bc:
         if isinstance(item, TryBegin):
             depth, lasti = s.blocks[s.label_block[id(item.target)]].handler
@@ -235,21 +253,29 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
             continue
         if block.start == i and info.marks[block.index] is not None:
             mark = info.marks[block.index]
-            out += _log(block.depth, [Instr("LOAD_CONST", mark, location=loc)], loc)
+            skip = ops.FOR_ITER_SKIP if _for_iter_target(s, block) else 0
+            if skip:    # the interpreter jumps past these: the mark goes after them
+                pending_mark = [skip, _log(s.depth_before[i + skip],
+                                           [Instr("LOAD_CONST", mark, location=loc)], loc)]
+            else:
+                out += _log(block.depth, [Instr("LOAD_CONST", mark, location=loc)], loc)
             if block.handler is not None:
                 out += _log(block.depth, [Instr("COPY", 3, location=loc)], loc)
-        name = ins.name
-        if name == "KW_NAMES" or (name == "PRECALL" and (i == 0 or s.instrs[i - 1].name != "KW_NAMES")):
-            call = i + 2 if name == "KW_NAMES" else i + 1
-            nargs = s.instrs[call].arg + (call in s.self_layout)
-            out += _hook(s.depth_before[i], nargs, loc)
-        elif name == "CALL_FUNCTION_EX":
-            out += _hook(s.depth_before[i], 1 + (ins.arg & 1), loc)
-        if name == "LOAD_METHOD":
-            out += [Instr("LOAD_ATTR", ins.arg, location=loc), Instr("PUSH_NULL", location=loc),
-                    Instr("SWAP", 2, location=loc)]
+        call = ops.hook_site(s.instrs, i)
+        if call is not None:
+            below = ops.callee_below(s.instrs[call], call in s.self_layout)
+            out += _hook(s.depth_before[i], below, loc)
+        replaced = ops.rewrite(ins, loc)
+        if replaced is not None:
+            out += replaced
         else:
             out.append(ins)
+        if pending_mark is not None:
+            pending_mark[0] -= 1
+            if pending_mark[0] == 0:
+                out += pending_mark[1]
+                pending_mark = None
+        name = ins.name
         if name == "RESUME" and not resumed:
             resumed = True
             out += _prologue(info, loc)
@@ -259,3 +285,9 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
     if not resumed:
         raise Unsupported("no RESUME instruction")
     return out
+
+
+def _for_iter_target(s: Structure, block) -> bool:
+    """Is ``block`` where an exhausted FOR_ITER jumps to?"""
+    return any(s.instrs[s.blocks[p].end - 1].name == "FOR_ITER" and s.blocks[p].jump == block.index
+               for p in block.preds)

@@ -91,7 +91,7 @@ def _load_const(f, ins, i):
 def _load_closure(f, ins, i):
     """A cell captured by a new closure stands for the value last stored in it."""
     writer = f.r.writers.get(id(f.r.take()))
-    f.stack.append(writer if writer is not None else f.r.literal(f"<cell {ins.arg.name}>"))
+    f.stack.append(writer if writer is not None else f.r.literal(f"<cell {getattr(ins.arg, 'name', ins.arg)}>"))
 
 
 @handles("LOAD_ASSERTION_ERROR")
@@ -167,7 +167,7 @@ def _test(f, ins, i, fn, symbol, a, b):
 @handles("COMPARE_OP")
 def _compare_op(f, ins, i):
     b, a = f.use(), f.use()
-    k = int(ins.arg)
+    k = py311.compare_index(ins.arg)
     _test(f, ins, i, py311.COMPARE_OPS[k], py311.COMPARE_SYMBOLS[k], a, b)
 
 

@@ -64,9 +64,17 @@ def _jump(f, ins, i):
     f.next_block = f.s.blocks[f.s.block_of[i]].jump
 
 
-@handles(*py311.CONDITIONAL_JUMPS)
-def _conditional_jump(f, ins, i):
-    sense, pops_always = py311.CONDITIONAL_JUMPS[ins.name]
+def conditional_jump(table: dict):
+    """The handler of the conditional jumps in ``table`` (name -> (sense, pops always))."""
+    def handler(f, ins, i):
+        _branch_on(f, ins, i, *table[ins.name])
+    return handler
+
+
+handles(*py311.CONDITIONAL_JUMPS)(conditional_jump(py311.CONDITIONAL_JUMPS))
+
+
+def _branch_on(f, ins, i, sense: str, pops_always: bool):
     block = f.s.blocks[f.s.block_of[i]]
     tested = f.stack[-1]
     jumped = f.direction(block.index)
