@@ -31,6 +31,15 @@ class ChoiceMap:
         self._value = _NONE
         self._subs: dict | None = None
 
+    # -- pickling: the "no value" sentinel is this process's object, so it travels as a flag --
+    def __getstate__(self):
+        return (self._value is not _NONE, None if self._value is _NONE else self._value, self._subs)
+
+    def __setstate__(self, state):
+        has_value, value, subs = state
+        self._value = value if has_value else _NONE
+        self._subs = subs
+
     # -- reading ------------------------------------------------------------------------------
     def _node(self, addr) -> "ChoiceMap | None":
         node = self

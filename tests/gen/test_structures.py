@@ -135,3 +135,13 @@ def test_traces_pickle_without_their_tape():
     back2 = pickle.loads(pickle.dumps(tr2))
     assert back2.store.get_param(back2.get_gen_fn(), "theta2") == 0.0
     assert back2.get_choices() == tr2.get_choices()
+
+
+def test_choice_maps_survive_pickling_for_worker_processes():
+    import pickle
+    from dcgraph.gen import choicemap
+    cm = choicemap({"x": 1.0, "sub": {"y": 2.0}, ("z", 3): 0.5, "n": None})
+    back = pickle.loads(pickle.dumps(cm))
+    assert back == cm
+    assert back.to_dict() == {"x": 1.0, "sub": {"y": 2.0}, "z": {3: 0.5}, "n": None}
+    assert back.has_value("n") and not back.has_value("sub")
