@@ -184,3 +184,21 @@ def test_validated_logpdf_still_checks_the_value():
         d.logpdf("a")
     assert _message(lambda: d.logpdf(np.zeros(2))) == \
         "Normal: value of shape (2,) does not broadcast with batch shape (3,)"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: dist.Normal(0.0, float("nan")), "Normal: parameter 'scale' must be finite and positive, got nan"),
+    (lambda: dist.Normal(float("inf"), 1.0), "Normal: parameter 'loc' must be finite, got inf"),
+    (lambda: dist.Binomial(2.5, 0.3), "Binomial: parameter 'n' must be a non-negative integer, got 2.5"),
+    (lambda: dist.Bernoulli(1.5), "Bernoulli: parameter 'p' must be in [0, 1], got 1.5"),
+    (lambda: dist.Poisson(np.float64(-0.5)), "Poisson: parameter 'rate' must be non-negative, got -0.5"),
+    (lambda: dist.Exponential(0), "Exponential: parameter 'rate' must be positive, got 0.0"),
+])
+def test_scalar_parameter_checks_keep_their_messages(make, message):
+    assert _message(make) == message
+
+
+def test_scalar_parameters_are_stored_read_only_with_their_dtype():
+    d = dist.Binomial(3, 0.25)
+    assert d.n.dtype == np.int64 and d.p.dtype == np.float64 and d.n.shape == () == d.batch_shape
+    assert not d.n.flags.writeable and not d.p.flags.writeable
