@@ -2,7 +2,12 @@
 
 Run:  .venv/bin/python benchmarks/bench_grad.py [--rounds N] [--clock cpu|wall]
 
-Three cases: a scalar loop with ``math.sin`` (200 iterations), a Rats-style hierarchical log
+Sampler cases (``--cases rats_vec,quad,params_list,params_array``): ``value_and_grad`` as a
+sampler calls it, beside ``jax.jit(value_and_grad)`` (gradient converted back to numpy):
+a vectorised Rats log density over one 65-vector, ``-0.5 * q @ q`` (the fixed cost per call),
+and Rats in scalar code over 65 parameters given as a list and as an array.
+
+Gradient cases: a scalar loop with ``math.sin`` (200 iterations), a Rats-style hierarchical log
 density written with scalar loops (30 x 5), and logistic regression on 20000 x 10 arrays.
 Every method of every case is timed in interleaved rounds (numpy timings depend on allocation
 patterns, and the machine may be shared), each round a small batch of calls; the figure is the
@@ -60,6 +65,38 @@ def logistic(w, X, y):
     return np.sum(y * np.log(p) + (1 - y) * np.log1p(-p))
 
 
+# -- what samplers call: one parameter vector in, log density out -----------------------------
+XV = np.array(XS) - 22.0
+
+
+def rats_vec(th, y):
+    """The Rats log density over one 65-vector (30 alphas, 30 betas, 2 means, 3 log scales)."""
+    alpha, beta, mu_a, mu_b = th[0:30], th[30:60], th[60], th[61]
+    log_sa, log_sb, log_sy = th[62], th[63], th[64]
+    za = (alpha - mu_a) / np.exp(log_sa)
+    zb = (beta - mu_b) / np.exp(log_sb)
+    r = (y - alpha[:, None] - beta[:, None] * XV) / np.exp(log_sy)
+    return (-0.5 * np.sum(za * za) - 30 * log_sa - 0.5 * np.sum(zb * zb) - 30 * log_sb
+            - 0.5 * np.sum(r * r) - 150 * log_sy)
+
+
+def quad(q):
+    return -0.5 * q @ q
+
+
+def rats_params(th, y):
+    """Rats with scalar code over 65 parameters read one by one (a list or an array)."""
+    mu_a, mu_b, sa, sb, sy = th[60], th[61], math.exp(th[62]), math.exp(th[63]), math.exp(th[64])
+    lp = -30 * (th[62] + th[63]) - 150 * th[64]
+    for i in range(30):
+        a, b = th[i], th[30 + i]
+        lp -= 0.5 * (((a - mu_a) / sa) ** 2 + ((b - mu_b) / sb) ** 2)
+        for j in range(5):
+            r = (y[i][j] - a - b * XV[j]) / sy
+            lp -= 0.5 * r * r
+    return lp
+
+
 def make_data():
     rng = np.random.default_rng(0)
     alpha = list(rng.normal(240, 10, size=30))
@@ -69,7 +106,12 @@ def make_data():
     X = rng.normal(size=(20000, 10))
     w = rng.normal(size=10) * 0.1
     yy = (rng.uniform(size=20000) < special.expit(X @ w)).astype(float)
-    return {"sin": (0.3,), "rats": rats, "logistic": (w, X, yy)}
+    th = np.concatenate([alpha, beta, [241.0, 6.2, math.log(11.0), math.log(0.6),
+                                       math.log(5.5)]])
+    ya = np.array(y)
+    return {"sin": (0.3,), "rats": rats, "logistic": (w, X, yy), "rats_vec": (th, ya),
+            "quad": (rng.normal(size=100),), "params_list": (list(map(float, th)), y),
+            "params_array": (th, ya)}
 
 
 # -- other frameworks (each returns {case: callable(args) -> gradient} or None) ---------------
@@ -147,6 +189,34 @@ def jax_methods():
     return {"sin": eager(g_sin), "rats": eager(g_rats), "logistic": eager(g_log)}
 
 
+def jax_jit_methods():
+    """``jax.jit(value_and_grad)`` for the sampler cases, with the gradient back in numpy."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+
+    def j_rats_vec(th, y):
+        alpha, beta, mu_a, mu_b = th[0:30], th[30:60], th[60], th[61]
+        log_sa, log_sb, log_sy = th[62], th[63], th[64]
+        za = (alpha - mu_a) / jnp.exp(log_sa)
+        zb = (beta - mu_b) / jnp.exp(log_sb)
+        r = (y - alpha[:, None] - beta[:, None] * XV) / jnp.exp(log_sy)
+        return (-0.5 * jnp.sum(za * za) - 30 * log_sa - 0.5 * jnp.sum(zb * zb) - 30 * log_sb
+                - 0.5 * jnp.sum(r * r) - 150 * log_sy)
+
+    def numpy_out(vg):
+        def run(*args):
+            value, g = vg(*args)
+            return float(value), np.asarray(g)
+        return run
+    vg_rats = numpy_out(jax.jit(jax.value_and_grad(j_rats_vec)))
+    vg_quad = numpy_out(jax.jit(jax.value_and_grad(lambda q: -0.5 * q @ q)))
+    return {"rats_vec": vg_rats, "quad": vg_quad}
+
+
 def torch_methods():
     try:
         import torch
@@ -184,14 +254,19 @@ def torch_methods():
 
 
 # -- timing -----------------------------------------------------------------------------------
-PLAIN = {"sin": sin_loop, "rats": rats_logp, "logistic": logistic}
-BATCH = {"sin": 20, "rats": 5, "logistic": 5}
+PLAIN = {"sin": sin_loop, "rats": rats_logp, "logistic": logistic, "rats_vec": rats_vec,
+         "quad": quad, "params_list": rats_params, "params_array": rats_params}
+BATCH = {"sin": 20, "rats": 5, "logistic": 5, "rats_vec": 100, "quad": 500,
+         "params_list": 20, "params_array": 20}
+SAMPLER_CASES = ("rats_vec", "quad", "params_list", "params_array")
 
 
 def dcgraph_parts(case):
     f = PLAIN[case]
     compiled, traced = ad.grad(f), ad.grad(f)
     traced.compiled.enabled = False
+    if case in SAMPLER_CASES:              # what samplers call, and only that
+        return {"dcgraph.value_and_grad (compiled)": ad.value_and_grad(f)}
 
     def record(*args):
         return dcgraph.track(f, *args)
@@ -224,22 +299,26 @@ def sweep_only(case, args):
     return sweep
 
 
-def measure(rounds: int, clock=time.process_time):
+def measure(rounds: int, clock=time.process_time, cases=tuple(PLAIN)):
     data = make_data()
     others = {"autograd.grad": autograd_methods(), "jax.grad (eager)": jax_methods(),
-              "torch backward": torch_methods()}
+              "torch backward": torch_methods(), "jax.jit(value_and_grad)": jax_jit_methods()}
     results = {}
     for case, args in data.items():
+        if case not in cases:
+            continue
         methods = {"f": PLAIN[case]}
         methods.update(dcgraph_parts(case))
-        methods["  backward sweep"] = sweep_only(case, args)
+        if case not in SAMPLER_CASES:
+            methods["  backward sweep"] = sweep_only(case, args)
         for name, table in others.items():
-            if table is not None:
+            if table is not None and case in table:
                 methods[name] = table[case]
         for _ in range(2):                   # warm up (code caches, jax dispatch, compiling)
             for fn in methods.values():
                 fn(*args)
-        cache = methods["dcgraph.grad (compiled)"].compiled
+        cache = (methods.get("dcgraph.grad (compiled)")
+                 or methods["dcgraph.value_and_grad (compiled)"]).compiled
         if cache.reason is not None or cache.stats["compiles"] != 1:
             raise RuntimeError(f"{case}: the compiled path is not in use: {cache.reason}")
         best = {name: math.inf for name in methods}
@@ -254,7 +333,9 @@ def measure(rounds: int, clock=time.process_time):
         if cache.stats["traces"] != 2 or cache.stats["guard_failures"]:
             raise RuntimeError(f"{case}: the compiled path was left: {cache.stats}")
         compiling = min(compile_cost(case, args, clock) for _ in range(3))
-        results[case] = (best, {k: v is None for k, v in others.items()}, compiling)
+        results[case] = (best, {k: v is None for k, v in others.items()
+                                if (k == "jax.jit(value_and_grad)") == (case in SAMPLER_CASES)},
+                         compiling)
     return results
 
 
@@ -262,28 +343,47 @@ def report(results, rounds, clock_name):
     print(f"dcgraph.grad vs f  (python {platform.python_version()}, numpy {np.__version__}, "
           f"{rounds} interleaved rounds, min per call, {clock_name} time)")
     titles = {"sin": "scalar loop, math.sin x 200", "rats": "Rats-style scalar loops, 30 x 5",
-              "logistic": "logistic regression, 20000 x 10"}
+              "logistic": "logistic regression, 20000 x 10",
+              "rats_vec": "value_and_grad: vectorised Rats log density, one 65-vector",
+              "quad": "value_and_grad: -0.5 * q @ q over 100 values (the fixed cost)",
+              "params_list": "value_and_grad: Rats scalar code, 65 parameters in a list",
+              "params_array": "value_and_grad: the same code, 65 parameters in an array"}
     for case, (best, missing, compiling) in results.items():
         base = best["f"]
+        jit = best.get("jax.jit(value_and_grad)")
         print(f"\n{titles[case]}: f = {base * 1e6:.1f} us")
         for name, t in best.items():
             if name == "f":
                 continue
-            print(f"  {name:<26} {t * 1e6:>12.1f} us  {t / base:>9.1f} x f")
+            vs_jit = f"  {t / jit:>6.2f} x jax.jit" if jit else ""
+            print(f"  {name:<34} {t * 1e6:>10.1f} us  {t / base:>7.2f} x f{vs_jit}")
+        if case == "quad":
+            vg = best["dcgraph.value_and_grad (compiled)"]
+            print(f"  fixed cost per call (value_and_grad - f): {(vg - base) * 1e6:.2f} us")
         for name, absent in missing.items():
             if absent:
-                print(f"  {name:<26} {'not installed':>12}")
+                print(f"  {name:<34} {'not installed':>10}")
         print(f"  (compiling the path, once: {compiling * 1e3:.1f} ms)")
+    if "params_list" in results and "params_array" in results:
+        name = "dcgraph.value_and_grad (compiled)"
+        ratio = results["params_list"][0][name] / results["params_array"][0][name]
+        print(f"\n65 parameters in a list vs in an array (value_and_grad): {ratio:.2f} x")
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--cases", default=",".join(PLAIN),
+                   help="comma-separated subset of: " + ", ".join(PLAIN))
     p.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     args = p.parse_args(argv)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     name = "process CPU" if args.clock == "cpu" else "wall"
-    report(measure(args.rounds, clock), args.rounds, name)
+    cases = tuple(c.strip() for c in args.cases.split(",") if c.strip())
+    unknown = [c for c in cases if c not in PLAIN]
+    if unknown:
+        p.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(PLAIN)}")
+    report(measure(args.rounds, clock, cases), args.rounds, name)
 
 
 if __name__ == "__main__":

@@ -44,19 +44,20 @@ def grad(f, argnums=0):
 def value_and_grad(f, argnums=0):
     """``value_and_grad(f, argnums=0)(*args, **kwargs) -> (f(*args, **kwargs), gradient)``."""
     cache = GradientCache(f)
+    single = type(argnums) is int
+    checked: dict = {}                  # number of positional arguments -> argnums normalised
 
     @functools.wraps(f)
     def value_and_gradient(*args, **kwargs):
-        nums = _argnums(argnums)
-        for i in nums:
-            if not -len(args) <= i < len(args):
-                raise ValueError(f"dcgraph.grad: argnums {i} out of range for {len(args)} "
-                                 f"positional arguments")
-        nums_n = tuple(i % len(args) for i in nums)
+        nums_n = checked.get(len(args))
+        if nums_n is None:
+            nums_n = checked[len(args)] = _normalised(argnums, len(args))
         key = cache.key(args, kwargs)
         hit = cache.run(key, args, kwargs)
         if hit is not None:
             value, adj, binding = hit
+            if single:
+                return value, binding.gradient(adj, nums_n[0], args)
         else:
             value, tape = track(f, *args, **kwargs)
             seed = _scalar_seed(value)
@@ -104,6 +105,16 @@ def backward(tape: Tape, seed=1.0) -> dict:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+def _normalised(argnums, n: int) -> tuple:
+    """``argnums`` as non-negative positions among ``n`` positional arguments (or the error)."""
+    nums = _argnums(argnums)
+    for i in nums:
+        if not -n <= i < n:
+            raise ValueError(f"dcgraph.grad: argnums {i} out of range for {n} "
+                             f"positional arguments")
+    return tuple(i % n for i in nums)
+
+
 def _argnums(argnums) -> tuple:
     """``argnums`` as a tuple of ints; a clear TypeError for anything else."""
     def bad():

@@ -66,6 +66,7 @@ class _Gen(BackwardEmitter):
         self.callee_guard: dict = {}     # call of a computed callable -> its guard
         self.relevant: set = set()       # nodes whose runtime type must be the recorded one
         self.state: dict = {}            # node -> NONE / MAYBE / SURE, in backward order
+        self.owned: set = set()          # nodes whose adjoint is a buffer made this call
         self.gname: dict = {}            # node -> its adjoint variable (handed-on ones share)
         self.init, self.bwd = [], []
         self.giveable, self.indent, self.cond, self.uses_live = None, "", False, False

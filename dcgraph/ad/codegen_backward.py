@@ -9,7 +9,7 @@ from ..tape.printing import format_node
 from ..tape import Argument, Constant, NestedCall, Node, Phi, PrimitiveCall, Return
 from .core import _FAST
 from .registry import _drop, load_deferred, lookup, primitive_name
-from .rules_containers import getitem_rule
+from .rules_containers import add_array_read, getitem_rule
 from .rules_iteration import next_item_rule
 from .rules_math import (atan_vjp, cos_vjp, exp_vjp, expm1_vjp, log1p_vjp, log_vjp_0, sin_vjp,
                          sqrt_vjp, tan_vjp, tanh_vjp)
@@ -88,13 +88,16 @@ class BackwardEmitter:
         if not self.wants(target):
             return
         self.mark(target)
+        self.owned.discard(target)
         st = self.state.get(target, NONE)
         if st == NONE and not self.cond and mode == "scalar" and expr == self.giveable:
             self.gname[target], self.giveable = expr, None     # hand the variable on
             self.state[target] = SURE
             return
         name = self.g(target)
-        if mode in ("item", "general"):
+        if mode == "general" and st == NONE:   # _acc(None, g) is g (owning no Sparse: safe)
+            line = f"{name} = {expr}"
+        elif mode in ("item", "general"):
             fn = "_item" if mode == "item" else "_acc"
             line = f"{name} = {fn}({name if st else 'None'}, {expr}, {self.ref(target)})"
         elif mode == "replace" or st == NONE:
@@ -180,6 +183,10 @@ class BackwardEmitter:
         if rule.node is next_item_rule and len(args) == 2:
             self.add(args[0], f"{self.v(args[1])}, {g}, None", "item")
             return
+        if rule.node is getitem_rule and len(args) == 2 and not node.kwargs \
+                and type(args[0].value) is np.ndarray and args[0].value.dtype.kind in "fc":
+            self.array_read(node, args[0], args[1], g)
+            return
         self.uses_live = True
         inputs = dict.fromkeys(list(args) + list(node.kwargs.values()))
         targets = [x for x in inputs if type(x) is not Constant and self.active(x)]
@@ -194,6 +201,30 @@ class BackwardEmitter:
                   f"True, ({''.join(live(x) + ', ' for x in args)}), {{{kw}}}), {g})")
         for x in targets:
             self.add(x, f"_ls.adj.pop({self.ref(x)}, None)", "replace")
+
+
+    def array_read(self, node, a, key, g) -> None:
+        """``a[key]`` pulled back into one buffer per array, added in place: the buffer is
+        made by the first read (or by ``_acc`` over an adjoint from elsewhere, which copies)
+        and is ``owned`` until another kind of adjoint is added to ``a``."""
+        if not self.wants(a):
+            return
+        owned = self.owned
+        st = self.state.get(a, NONE)
+        fn = self.bind(add_array_read)
+        expr = f"{fn}({self.g(a) if st else 'None'}, {self.v(a)}, {self.v(key)}, {g}, " \
+               f"v{self.ids[node]})"
+        if st and a not in owned:
+            self.add(a, f"{fn}(None, {self.v(a)}, {self.v(key)}, {g}, v{self.ids[node]})",
+                     "general")
+        else:
+            self.mark(a)
+            name = self.g(a)
+            if self.cond and st == NONE:
+                self.init.append(name)
+            self.state[a] = SURE if st == SURE or not self.cond else MAYBE
+            self.emit(f"{name} = {expr}")
+        owned.add(a)
 
 
 def where(node) -> str:

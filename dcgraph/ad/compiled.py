@@ -75,6 +75,10 @@ def add_item(old, key, g, container, owner):
     ``key`` counts from the end of ``container``."""
     if key < 0:
         key += len(container)
+    if type(old) is Sparse and old.owner is owner:      # the common case first
+        prev = old.get(key)
+        old[key] = g if prev is None else prev + g
+        return old
     if old is None:
         old = Sparse({key: g})
         old.owner = owner

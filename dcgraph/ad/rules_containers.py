@@ -82,6 +82,22 @@ def _array_read_adjoint(shape, dtype, key, g, result):
     return out
 
 
+def add_array_read(buf, a, key, g, result):
+    """``buf`` plus the adjoint of array ``a`` from the adjoint ``g`` of ``result = a[key]``,
+    added in place: ``buf`` is None (a zero buffer is made) or a buffer the caller owns.
+    Compiled replay accumulates every read of one array into one buffer this way."""
+    if buf is None:
+        buf = np.zeros(a.shape, dtype=np.result_type(a.dtype, float))
+    if type(g) is Sparse:
+        g = dense_array(np.shape(result), g)
+    tk = type(key)
+    if tk is int or tk is slice or _simple_index(key):
+        buf[key] += g
+    else:
+        np.add.at(buf, key, g)
+    return buf
+
+
 # -- reads -----------------------------------------------------------------------------------
 def getitem_rule(sweep, node, g):
     c, k = node.args

@@ -3,10 +3,15 @@ concatenation, stacking, indexing functions and sorting; functions and ``ndarray
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .registry import defnode, defvjp
 from .values import Sparse, as_adjoint, unbroadcast
+
+
+_SMALL = 1 << 14          # operands up to this size get a filled adjoint, not a broadcast view
 
 
 def _shape(x):
@@ -31,6 +36,9 @@ def _axes(axis, ndim):
 def _expand(g, shape, axis, keepdims):
     """Broadcast the adjoint of a reduction back to the operand's ``shape``."""
     g = np.asarray(g)
+    if not g.ndim and len(shape) and (axis is None or len(shape) == 1) \
+            and math.prod(shape) <= _SMALL:     # a full reduction: filling beats a view
+        return np.full(shape, g)
     if not keepdims and shape:
         kept = [1 if i in _axes(axis, len(shape)) else n for i, n in enumerate(shape)]
         g = g.reshape(kept)

@@ -22,6 +22,14 @@ def _scalar(t) -> bool:
     return t is float or t is np.float64
 
 
+def _conj(y):
+    """``y`` conjugated when complex (the adjoint of ``x * y`` in ``x`` is ``g * conj(y)``)."""
+    t = type(y)
+    if t is float or t is int or t is np.float64 or (t is np.ndarray and y.dtype.kind != "c"):
+        return y
+    return np.conj(y) if np.iscomplexobj(y) else y
+
+
 # -- + - * / ------------------------------------------------------------------------------
 def add_vjp_0(g, ans, x, y):
     if _scalar(type(ans)):
@@ -51,7 +59,11 @@ def sub_vjp_0(g, ans, x, y):
 
 
 def sub_vjp_1(g, ans, x, y):
-    return -g if _scalar(type(ans)) else unbroadcast(y, -g)
+    if _scalar(type(ans)):
+        return -g
+    if _scalar(type(y)) and type(g) is np.ndarray:      # array - scalar: sum, then negate
+        return -g.sum()
+    return unbroadcast(y, -g)
 
 
 def mul_vjp_0(g, ans, x, y):
@@ -59,7 +71,7 @@ def mul_vjp_0(g, ans, x, y):
         return g * y
     if type(ans) in _SEQ:
         return _repeated(g, x, len(x), len(ans)) if type(x) in _SEQ else None
-    return unbroadcast(x, g * np.conj(y) if np.iscomplexobj(y) else g * y)
+    return unbroadcast(x, g * _conj(y))
 
 
 def mul_vjp_1(g, ans, x, y):
@@ -67,7 +79,7 @@ def mul_vjp_1(g, ans, x, y):
         return g * x
     if type(ans) in _SEQ:
         return _repeated(g, y, len(y), len(ans)) if type(y) in _SEQ else None
-    return unbroadcast(y, g * np.conj(x) if np.iscomplexobj(x) else g * x)
+    return unbroadcast(y, g * _conj(x))
 
 
 def _repeated(g, seq, n: int, total: int) -> Sparse | None:
@@ -87,7 +99,12 @@ def truediv_vjp_0(g, ans, x, y):
 
 
 def truediv_vjp_1(g, ans, x, y):
-    return -g * ans / y if _scalar(type(ans)) else unbroadcast(y, -g * ans / y)
+    if _scalar(type(ans)):
+        return -g * ans / y
+    if _scalar(type(y)) and type(g) is np.ndarray:      # array / scalar: one reduction
+        return -np.vdot(g, ans) / y if ans.dtype.kind == "f" == g.dtype.kind \
+            else -(g * ans).sum() / y
+    return unbroadcast(y, -g * ans / y)
 
 
 def mod_vjp_0(g, ans, x, y):

@@ -131,21 +131,20 @@ def as_adjoint(value, g):
 def unbroadcast(x, g):
     """Sum the adjoint ``g`` of a broadcast result down to the shape of operand ``x``."""
     tx = type(x)
-    if tx is float or tx is np.float64:
-        return g if type(g) is not ndarray else g.sum()[()] if g.ndim else g[()]
     if tx is ndarray:
-        gs = np.shape(g)
         xs = x.shape
-        if gs == xs:
-            return g
         if type(g) is not ndarray:
-            return np.full(xs, g)
+            return g if np.shape(g) == xs else np.full(xs, g)
+        if g.shape == xs:                   # the common case: shapes already agree
+            return g
         if g.ndim > x.ndim:
             g = g.sum(axis=tuple(range(g.ndim - x.ndim)))
         axes = tuple(i for i, n in enumerate(xs) if n == 1 and g.shape[i] != 1)
         if axes:
             g = g.sum(axis=axes, keepdims=True)
         return g if g.shape == xs else np.broadcast_to(g, xs).copy()
+    if tx is float or tx is np.float64:
+        return g if type(g) is not ndarray else g.sum()[()] if g.ndim else g[()]
     if tx is list or tx is tuple:
         return as_adjoint(x, unbroadcast(np.asarray(x, dtype=float), np.asarray(g)))
     if isinstance(x, np.generic) or isinstance(x, (int, float, complex)):
@@ -157,9 +156,15 @@ def densify(value, adj):
     """The gradient of ``value`` in value's own structure, from its adjoint ``adj`` (None for
     zero). Integer and boolean leaves (and other non-numeric values) give None."""
     t = type(value)
-    if t is list or isinstance(value, tuple):
+    if t is float:                            # the common leaf first
+        ta = type(adj)
+        if ta is float or ta is np.float64:
+            return float(adj)
+        if adj is None:
+            return 0.0
+    elif t is list or isinstance(value, tuple):
         get = adj.get if type(adj) is Sparse else _none
-        out = [densify(v, get(i)) for i, v in enumerate(value)]
+        out = [_leaf(v, get(i)) for i, v in enumerate(value)]
         if t is list or t is tuple:
             return out if t is list else tuple(out)
         return t(*out) if hasattr(value, "_fields") else tuple(out)
@@ -167,6 +172,9 @@ def densify(value, adj):
         get = adj.get if type(adj) is Sparse else _none
         return {k: densify(v, get(k)) for k, v in value.items()}
     if t is ndarray:
+        if type(adj) is ndarray and adj.shape == value.shape and adj.dtype == value.dtype \
+                and value.dtype.kind in "fc":       # the common case: one copy
+            return adj.copy()
         if not carries(value):
             return None
         if adj is None:
@@ -183,6 +191,19 @@ def densify(value, adj):
     if t is float and not isinstance(adj, complex) and not np.iscomplexobj(adj):
         return float(adj)
     return adj
+
+
+def _leaf(value, adj):
+    """``densify`` of an element, short-cut for real leaves with real adjoints."""
+    t, ta = type(value), type(adj)
+    if ta is float or ta is np.float64:
+        if t is float:
+            return float(adj)
+        if t is np.float64:
+            return adj
+    elif adj is None and t is float:
+        return 0.0
+    return densify(value, adj)
 
 
 def _none(_key):
