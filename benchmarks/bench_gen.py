@@ -5,6 +5,11 @@ Then the inference library: importance-sampling throughput (vs Pyro), particle-f
 per second, and combinator update costs at lengths 10 and 1,000 (they should not grow).
 
     python benchmarks/bench_gen.py [--rounds 5] [--steps 1000] [--clock cpu|wall]
+                                   [--genjax-python PATH]
+
+GenJAX needs jax < 0.6 and numpy < 2, so it usually lives in its own venv: ``--genjax-python``
+names that interpreter (default: this one); ``benchmarks/peers_genjax.py`` runs there as a
+subprocess (jit-compiled, steady state; compile times printed separately) before our timings.
 
 Each figure is the minimum over rounds of the mean time per operation; all variants run
 interleaved in the same process. ``update (full)`` runs the function again (what ``update``
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import sys
 import time
 
 import numpy as np
@@ -112,12 +118,32 @@ def chain_updates(trace, steps, rng, clock, n=1000) -> float:
     return (clock() - t0) / n
 
 
-def genjax_available() -> bool:
+GENJAX_REPS = {"20-choice|simulate": 200, "20-choice|generate": 200, "20-choice|update": 200,
+               "HMM|simulate": 20, "HMM|generate": 20, "HMM|update": 200, "IS|vmap 2000": 200,
+               "HMM|simulate, score only": 20, "HMM|generate, score only": 20,
+               "IS|vmap 20000": 50, "IS|one particle per call": 2000}
+
+
+def genjax_results(python: str, ys, xs, rounds: int, clock: str):
+    """Run ``peers_genjax.py`` under ``python``: its result dict, or a string saying why not."""
+    import json
+    import os
+    import subprocess
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers_genjax.py")
     try:
-        import genjax  # noqa: F401
-        return True
-    except ImportError:
-        return False
+        probe = subprocess.run([python, "-c", "import genjax"], capture_output=True, text=True)
+    except OSError as e:
+        return f"--genjax-python {python}: {e.strerror}"
+    if probe.returncode != 0:
+        return (f"not installed for {python} (it needs jax<0.6, numpy<2: make a venv, pip install "
+                f"genjax, pass --genjax-python VENV/bin/python)")
+    req = {"ys": list(map(float, ys)), "xs": list(map(float, xs)), "rounds": rounds,
+           "clock": clock, "reps": GENJAX_REPS}
+    run = subprocess.run([python, script], input=json.dumps(req), capture_output=True, text=True,
+                         timeout=1800)
+    if run.returncode != 0:
+        return f"peers_genjax.py failed under {python}: {run.stderr.strip().splitlines()[-1:]}"
+    return json.loads(run.stdout)
 
 
 def main():
@@ -125,6 +151,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    ap.add_argument("--genjax-python", default=sys.executable,
+                    help="interpreter with genjax installed (default: this one)")
     a = ap.parse_args()
     clock = time.process_time if a.clock == "cpu" else time.perf_counter
     rng = np.random.default_rng(0)
@@ -160,6 +188,9 @@ def main():
     }
     update(tr20, (ys,), (NoChange,), move)
     peers = pyro_cases(list(map(float, ys)), list(map(float, xs)), steps)
+    gj = genjax_results(a.genjax_python, ys, xs, a.rounds, a.clock)
+    gjt = gj["timings"] if isinstance(gj, dict) else {}
+    gj_op = {"simulate": "simulate", "generate": "generate", "update (incremental)": "update"}
     best: dict = {}
     for _ in range(a.rounds):
         for model, cases in ours.items():
@@ -175,16 +206,24 @@ def main():
           f"rounds {a.rounds}, clock {a.clock}")
     if peers is None:
         print("# pyro not installed: pip install pyro-ppl (extra 'bench')")
-    print(f"# genjax: {'installed but not benchmarked' if genjax_available() else 'not installed'}")
+    if isinstance(gj, dict):
+        print(f"# genjax {gj['versions']['genjax']}, jax {gj['versions']['jax']} "
+              f"({a.genjax_python}), jit-compiled, steady state, trace returned to Python; its "
+              f"one `update` is compared with our default (incremental) update; checks "
+              f"{gj['check']}")
+    else:
+        print(f"# genjax: {gj}")
     print(f"{'model':<12} {'operation':<22} {'dcgraph.gen':>16} {'per second':>12} "
-          f"{'pyro':>12} {'ours vs pyro':>13}")
+          f"{'pyro':>12} {'ours vs pyro':>13} {'genjax':>12} {'ours vs genjax':>15}")
     for model, cases in ours.items():
         for op in cases:
             t = best[(model, op, "dcgraph.gen")]
             p = best.get((model, op, "pyro"))
             ptxt = f"{p * 1e3:10.3f}ms" if p else f"{'-':>12}"
             ratio = f"{p / t:12.2f}x" if p else f"{'-':>13}"
-            print(f"{model:<12} {op:<22} {t * 1e3:14.3f}ms {1 / t:12.1f} {ptxt} {ratio}")
+            g = gjt.get(f"{model.split()[0]}|{gj_op.get(op)}", {}).get("seconds")
+            gtxt = f"{g * 1e3:10.3f}ms {g / t:14.3g}x" if g else f"{'-':>12} {'-':>15}"
+            print(f"{model:<12} {op:<22} {t * 1e3:14.3f}ms {1 / t:12.1f} {ptxt} {ratio} {gtxt}")
         full = best[(model, "update (full)", "dcgraph.gen")]
         inc = best[(model, "update (incremental)", "dcgraph.gen")]
         print(f"{model:<12} incremental speedup: {full / inc:.1f}x over full re-execution")
@@ -201,7 +240,13 @@ def main():
     print(f"chain of 1000 updates, each flipping a random z_t of the previous trace: "
           f"{chain_updates(trh, steps, rng, clock) * 1e3:.3f}ms per update "
           f"(changed values kept aside: the chain's values grow)")
-    inference_section(a.rounds, clock)
+    if gjt:
+        print("genjax returning only the score/weight (trace kept inside XLA), ms: " + ", ".join(
+            f"{k.replace(', score only', '')} {v['seconds'] * 1e3:.3f}" for k, v in gjt.items()
+            if k.endswith("score only")))
+        print("genjax compile times (first call, s): " + ", ".join(
+            f"{k} {v['compile']:.2f}" for k, v in gjt.items()))
+    inference_section(a.rounds, clock, gjt)
 
 
 # -- issue 14: inference throughput and combinator update costs ----------------------------
@@ -243,7 +288,7 @@ def pyro_importance(n: int):
     return run
 
 
-def inference_section(rounds: int, clock) -> None:
+def inference_section(rounds: int, clock, gjt: dict) -> None:
     from dcgraph.gen.combinators import Map, Unfold
     from dcgraph.gen.inference import (importance_sampling, initialize_particle_filter,
                                        maybe_resample, particle_filter_step)
@@ -257,15 +302,21 @@ def inference_section(rounds: int, clock) -> None:
           f"{n / ours:,.0f} particles/s" + (f", pyro {n / pyro_t:,.0f} particles/s: "
                                              f"{pyro_t / ours:.2f}x" if pyro_t else
                                              ", pyro not installed") +
-          "; genjax " + ("installed but not benchmarked" if genjax_available()
-                         else "not installed"))
+          ("; genjax vmap {:,.0f} particles/s: {:.3g}x, genjax one jitted particle per call "
+           "{:,.0f} particles/s: {:.3g}x".format(
+               n / gjt["IS|vmap 2000"]["seconds"], gjt["IS|vmap 2000"]["seconds"] / ours,
+               1 / gjt["IS|one particle per call"]["seconds"],
+               gjt["IS|one particle per call"]["seconds"] * n / ours)
+           if gjt else "; genjax not run"))
     from dcgraph.gen.inference import importance_sampling_vectorized
     big = 20_000
     vec = min(timed(lambda: importance_sampling_vectorized(normal_normal, (), {"y": 2.0}, big,
                                                            rng=rng), 1, clock)
               for _ in range(rounds))
     print(f"vectorised importance sampling (one run, numpy arrays), {big} particles: "
-          f"{big / vec:,.0f} particles/s, {ours / n * big / vec:.0f}x the per-particle path")
+          f"{big / vec:,.0f} particles/s, {ours / n * big / vec:.0f}x the per-particle path" +
+          (f"; genjax vmap {big / gjt['IS|vmap 20000']['seconds']:,.0f} particles/s: "
+           f"{gjt['IS|vmap 20000']['seconds'] / vec:.2f}x" if gjt else ""))
     # particle filter on Gen.jl's HMM (Unfold): one step extends every particle by one kernel
     particles, horizon = 500, 20
     obs = [int(v) for v in rng.integers(3, size=horizon + 1)]
