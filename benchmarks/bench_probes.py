@@ -3,8 +3,9 @@
 A loop ``x = x + 1.0`` runs ``n`` times plain and with one probe after its ``BINARY_OP``, inserted
 with the running version's call sequence (``instrument.versions``): a C-level ``list.append``
 probe (what the tracer uses), a probe calling a Python function, and the plain loop under
-``sys.settrace`` with opcode events and a do-nothing tracer (ratio to plain). Minimum over
-interleaved rounds; costs in ns per probe.
+``sys.settrace`` with opcode events and a do-nothing tracer (ratio to plain). Then ``track`` of
+the loop and of a loop calling ``abs`` (the difference is what the call hook costs). Minimum
+over interleaved rounds; costs in ns.
 
     .venv/bin/python benchmarks/bench_probes.py [--rounds N] [--n N]
 """
@@ -18,12 +19,19 @@ import types
 
 from bytecode import Bytecode, Instr
 
+import dcgraph
 from dcgraph.tracer.instrument.versions import opcode_table
 
 
 def loop(x, n):
     for _ in range(n):
         x = x + 1.0
+    return x
+
+
+def calls(x, n):
+    for _ in range(n):
+        x = abs(x)
     return x
 
 
@@ -70,7 +78,9 @@ def main(argv=None):
         log.append(value)
 
     fns = {"plain": loop, "append probe": _probed(loop, log.append),
-           "python probe": _probed(loop, python_probe)}
+           "python probe": _probed(loop, python_probe),
+           "track": lambda x, n: dcgraph.track(loop, x, n),
+           "plain calls": calls, "track calls": lambda x, n: dcgraph.track(calls, x, n)}
     best = dict.fromkeys([*fns, "settrace"], float("inf"))
     for _ in range(args.rounds):
         for name in best:
@@ -92,6 +102,13 @@ def main(argv=None):
         print(f"  {name:<24} {(best[name] - plain) / n * 1e9:7.1f} ns/probe  "
               f"(x{best[name] / plain:.2f} the loop)")
     print(f"  settrace (opcode events) x{best['settrace'] / plain:.1f} the loop")
+    # track adds two probes per iteration of ``loop`` (the item, the sum); per iteration of
+    # ``calls`` the same two plus the hook deciding the call of ``abs``
+    per_iter = (best["track"] - plain) / n
+    per_call_iter = (best["track calls"] - best["plain calls"]) / n
+    print(f"  track of the loop        {per_iter * 1e9:7.1f} ns/iteration (2 probes)")
+    print(f"  track of a call loop     {per_call_iter * 1e9:7.1f} ns/iteration (2 probes + hook):"
+          f" hook ~{(per_call_iter - per_iter) * 1e9:.0f} ns/call")
 
 
 if __name__ == "__main__":

@@ -302,3 +302,38 @@ def test_port_corner_matches_plain_call(fn, args):
         assert repr(result) == expected
     tape.lint()
     assert not tape.untraced
+
+
+def test_tracing_under_a_debugger_or_coverage_tool():
+    """``sys.settrace`` (debuggers) and, from 3.12, ``sys.monitoring`` (coverage) see the
+    instrumented copies too; results and tapes are unchanged."""
+    events = []
+
+    def tracer(frame, event, arg):
+        events.append(event)
+        return tracer
+
+    expected = shadowing_comprehension([1.0, 2.0])
+    sys.settrace(tracer)
+    try:
+        result, tape = dcgraph.track(shadowing_comprehension, [1.0, 2.0])
+    finally:
+        sys.settrace(None)
+    assert result == expected and "line" in events
+    tape.lint()
+    if sys.version_info < (3, 12):
+        return
+    mon = sys.monitoring
+    tool = next(t for t in range(6) if mon.get_tool(t) is None)   # one a coverage run left free
+    mon.use_tool_id(tool, "dcgraph-test")
+    lines = []
+    try:
+        mon.register_callback(tool, mon.events.LINE, lambda code, line: lines.append(line))
+        mon.set_events(tool, mon.events.LINE)
+        result, tape = dcgraph.track(shadowing_comprehension, [1.0, 2.0])
+    finally:
+        mon.set_events(tool, 0)
+        mon.register_callback(tool, mon.events.LINE, None)
+        mon.free_tool_id(tool)
+    assert result == expected and lines
+    tape.lint()

@@ -181,12 +181,11 @@ def _convert_value(f, ins, i):
 @handles("FORMAT_SIMPLE", "FORMAT_WITH_SPEC")
 def _format(f, ins, i):
     spec = f.use() if ins.name == "FORMAT_WITH_SPEC" else f.r.literal("")
-    value = f.stack.pop()
-    conversion = 0
-    if isinstance(value, _Converted):
-        value, conversion = value.node, value.conversion
-    elif isinstance(value, Node):
-        value = f.r.resolve(value)
+    if isinstance(f.stack[-1], _Converted):
+        converted = f.stack.pop()
+        value, conversion = converted.node, converted.conversion
+    else:
+        value, conversion = f.use(), 0
     f.stack.append(f.call(ops.format_value, (value, f.r.literal(conversion), spec),
                           f.r.take(), i))
 
