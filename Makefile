@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test test-all system-deps gallery bench clean
+.PHONY: demo test test-versions test-all system-deps gallery bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,32 @@ system-deps:
 test: $(STAMP) system-deps
 	$(PY) -m pytest -q
 
+# The suite on every supported interpreter pyenv keeps (3.11, 3.12, 3.13 by default: VERSIONS=...),
+# each in its own venv under $(VENVS); the first found runs in full, the others with
+# DCGRAPH_SUITE_SIZE=small (a quarter of the generated programs; every corpus still warm-runs 120
+# times). CI runs `make test` on the default interpreter, then this for the other versions.
+PYENV_ROOT  ?= $(HOME)/.pyenv
+VERSIONS    ?= 3.11 3.12 3.13
+VENVS       ?= .venvs
+PYTEST_ARGS ?= -q
+SIZE        ?= full
+
+test-versions: system-deps
+	@set -e; size=$(SIZE); found=0; \
+	for v in $(VERSIONS); do \
+	  root=$$(ls -d $(PYENV_ROOT)/versions/$$v.* 2>/dev/null | sort -V | tail -n 1); \
+	  if [ -z "$$root" ]; then echo "== Python $$v: not under $(PYENV_ROOT)/versions, skipped"; continue; fi; \
+	  venv=$(VENVS)/py$$v; \
+	  if [ ! $$venv/.installed -nt pyproject.toml ]; then \
+	    $$root/bin/python3 -m venv $$venv && $$venv/bin/python -m pip install -q --upgrade pip \
+	    && $$venv/bin/python -m pip install -q -e '.[dev]' && touch $$venv/.installed; \
+	  fi; \
+	  echo "== Python $$($$venv/bin/python -c 'import platform; print(platform.python_version())') (suite size: $$size)"; \
+	  DCGRAPH_SUITE_SIZE=$$size $$venv/bin/python -m pytest $(PYTEST_ARGS); \
+	  size=small; found=1; \
+	done; \
+	if [ $$found = 0 ]; then echo "test-versions: no supported interpreter found"; exit 1; fi
+
 # Long statistical runs too (marked slow).
 test-all: $(STAMP) system-deps
 	$(PY) -m pytest -q -m ''
@@ -37,4 +63,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_track.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info viz/gallery
+	rm -rf $(VENV) $(VENVS) build *.egg-info viz/gallery

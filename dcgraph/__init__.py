@@ -12,6 +12,7 @@ from .tape import (NODE_KINDS, Argument, Branch, Constant, LintError, NestedCall
 from .tracer.track import track
 
 _LAZY = {
+    "UnsupportedPython": "dcgraph.tracer.instrument.versions",
     "random_variables": "dcgraph.analysis",
     "conditional": "dcgraph.analysis",
     "RandomContext": "dcgraph.analysis",

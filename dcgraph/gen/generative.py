@@ -14,6 +14,7 @@ caught as they are made (the tracing context asks the random-primitive registry)
 from __future__ import annotations
 
 import functools
+import math
 import sys
 
 import numpy as np
@@ -68,7 +69,8 @@ class GenerativeFunction:
     def assess(self, args: tuple, choices: ChoiceMap, store=None):
         """``-> (weight, retval)``"""
         trace, weight = self.generate(args, choices, store=store)
-        if abs(weight - trace.get_score()) > 0:
+        # equal up to rounding (3.12+ sum() is compensated, a += loop is not)
+        if not math.isclose(weight, trace.get_score(), rel_tol=1e-12, abs_tol=1e-12):
             raise GenError(f"assess({self!r}): some choices were not given")
         return weight, trace.get_retval()
 

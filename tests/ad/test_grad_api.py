@@ -1,6 +1,7 @@
 """The public API: grad / value_and_grad / vjp / backward / check_grads / supported, errors."""
 import math
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -138,6 +139,8 @@ def test_supported_lists_the_required_primitives():
     assert not missing
 
 
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11),
+                    reason="the README lists the primitives of CPython 3.11 (other versions add a few)")
 def test_readme_is_current():
     readme = pathlib.Path(ad.__file__).with_name("README.md").read_text()
     assert readme == render_readme(), "run: python -m dcgraph.ad.docs > dcgraph/ad/README.md"

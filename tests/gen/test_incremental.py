@@ -1,4 +1,6 @@
 """Incremental update/regenerate from the tape against full re-execution, on every test model."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -205,7 +207,9 @@ def test_choices_inside_helpers_and_comprehensions():
     # full run gives the answer; the total's own value is a leaf of the slice: incremental
     assert try_update(tr, (0.5,), (NoChange,), choicemap({("h", 1): 0.0})) is None
     check_update(tr, (0.5,), (NoChange,), choicemap({"total": 0.0}))
-    check_update(tr, (0.7,), (UnknownChange,), choicemap(), expect_incremental=False)
+    # 3.11 runs the comprehension as a closure (the pass gives up); 3.12+ inline it (PEP 709)
+    check_update(tr, (0.7,), (UnknownChange,), choicemap(),
+                 expect_incremental=sys.version_info >= (3, 12))
 
 
 def test_regenerate_with_complement_and_all_selections():

@@ -148,7 +148,8 @@ def test_a_deep_tape_prints_and_views():
     finally:
         sys.setrecursionlimit(limit)
     text = str(tape)
-    assert text.splitlines()[-1] == "@7: return @6 = " + str(depth)
+    # node numbers depend on the interpreter (3.12 duplicates the return into each branch)
+    assert re.fullmatch(r"@\d+: return @\d+ = " + str(depth), text.splitlines()[-1])
     assert max(len(line) - len(line.lstrip()) for line in text.splitlines()) == 4 * depth
     out = io.StringIO()
     tape.show(depth=None, max_nodes=None, file=out)
