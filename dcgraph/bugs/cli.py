@@ -14,7 +14,7 @@ __all__ = ["add_subparser", "main"]
 
 
 def add_subparser(subparsers) -> None:
-    bugs = subparsers.add_parser("bugs", help="compile BUGS models")
+    bugs = subparsers.add_parser("bugs", help="compile and sample BUGS models")
     sub = bugs.add_subparsers(dest="bugs_command", required=True, metavar="SUBCOMMAND")
     p = sub.add_parser("compile", help="compile MODEL with DATA (and INITS), print the program")
     p.add_argument("model", metavar="MODEL", help="BUGS model file")
@@ -23,6 +23,8 @@ def add_subparser(subparsers) -> None:
     p.add_argument("--svg", metavar="F", help="write the graph picture (Graphviz SVG) to F")
     p.add_argument("--source", action="store_true", help="print the generated Python instead")
     p.set_defaults(run=main)
+    from .cli_sample import add_parser
+    add_parser(sub)
 
 
 def main(args) -> int:

@@ -95,6 +95,11 @@ class BUGSModel:
         value, grad = self._vg(self._theta(theta), self.discrete)
         return float(value), np.asarray(grad, dtype=float)
 
+    def sample(self, **kwargs):
+        """MCMC draws of the monitored nodes (``dcgraph.bugs.fit.sample(self, **kwargs)``)."""
+        from .fit import sample
+        return sample(self, **kwargs)
+
     def logjoint(self, values: dict) -> float:
         """Log joint density of all stochastic nodes at named constrained ``values``."""
         return float(self._logjoint(self._part_values(values, require=True)))

@@ -23,3 +23,11 @@ def test_the_readme_model_compiles_and_its_log_joint_is_the_scipy_sum():
     assert got == pytest.approx(expected, rel=1e-12)
     value, grad = model.logdensity_and_grad(model.initial_values(0))
     assert np.isfinite(value) and grad.shape == (8,)
+
+
+def test_the_model_object_samples_and_monitors_a_logical_node():
+    model = bugs.compile(str(EX / "model.txt"), str(EX / "data.txt"), str(EX / "inits.txt"))
+    fit = model.sample(chains=1, draws=60, warmup=60, seed=3, monitor="alpha,mean.rate")
+    assert fit["alpha"].shape == (1, 60)
+    np.testing.assert_allclose(fit["mean.rate"], fit["alpha"] / model.sample(
+        chains=1, draws=60, warmup=60, seed=3, monitor="beta")["beta"], rtol=1e-12)

@@ -40,15 +40,42 @@ def test_unknown_monitor_is_an_error():
         sample(compiled("surgical"), sampler="gibbs", progress=False)
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_missing_data_sampled_and_monitored_rats_missdata():
-    """Rats with NA weights: the missing Y[26, 2:5] match the published MultiBUGS table."""
+def rats_missdata():
     d = EXAMPLES / "rats"
-    model = B.compile(d / "model.txt", d / "missdata.txt", [d / "inits.txt", d / "inits1.txt"])
-    table = json.loads((d / "posterior.json").read_text())["other_tables"][0]["nodes"]
-    r = sample(model, chains=4, draws=200, warmup=200, seed=1, monitor="Y,beta.c", progress=False)
-    assert np.all(np.isfinite(r["Y"]))
+    return B.compile(d / "model.txt", d / "missdata.txt", [d / "inits.txt", d / "inits1.txt"])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_missing_data_is_sampled_and_monitored():
+    model = rats_missdata()
+    data = B.read_data(EXAMPLES / "rats" / "missdata.txt")["Y"]
+    r = sample(model, chains=1, draws=10, warmup=10, seed=1, monitor="Y,mu", progress=False)
+    y = r["Y"]
+    assert np.all(np.isfinite(y))
+    observed = np.isfinite(data)
+    assert not observed[25, 1] and np.all(y[:, :, observed] == data[observed])
+    assert len(set(y[0, :, 25, 1])) == 10                        # a new value every draw
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_missing_data_matches_published_rats_missdata():
+    """Rats with NA weights: the missing Y[26, 2:5] match the published MultiBUGS table."""
+    model = rats_missdata()
+    table = json.loads((EXAMPLES / "rats" / "posterior.json").read_text())["other_tables"][0]["nodes"]
+    r = sample(model, chains=4, draws=1000, warmup=1000, seed=1, monitor="Y,beta.c", progress=False)
     for node, pub in table.items():
         x = r.draws[:, :, r.names.index(node)]
         assert abs(x.mean() - pub["mean"]) <= max(4 * mcse_mean(x), 0.1 * pub["sd"]), node
         assert x.std() == pytest.approx(pub["sd"], rel=0.15), node
+
+
+def test_chains_on_a_process_pool_give_the_same_draws():
+    """The target pickles as its recipe and recompiles in the worker; draws depend on the seed only."""
+    import concurrent.futures as cf
+    model = B.compile("model { for (i in 1:N) { x[i] ~ dpois(lam) } \n lam ~ dgamma(2, 1) }",
+                      {"N": 4, "x": [3, np.nan, 4, 2]})
+    here = sample(model, chains=2, draws=30, warmup=30, seed=3, progress=False)
+    with cf.ProcessPoolExecutor(2) as pool:
+        there = sample(model, chains=2, draws=30, warmup=30, seed=3, progress=False, executor=pool)
+    np.testing.assert_array_equal(here.draws, there.draws)

@@ -9,6 +9,8 @@ log density ``-inf``.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 __all__ = ["BUGSTarget"]
@@ -25,6 +27,7 @@ class BUGSTarget:
         self.dim = model.dim + model.ndisc
         self.has_grad = True
         self.calls = 0
+        self._lock = threading.Lock()     # chains on threads share model.discrete
 
     def _set(self, x) -> np.ndarray:
         x = np.asarray(x, dtype=float)
@@ -34,10 +37,9 @@ class BUGSTarget:
 
     def logdensity(self, x) -> float:
         self.calls += 1
-        theta = self._set(x)
         try:
-            with np.errstate(all="ignore"):
-                value = self.model.logdensity(theta)
+            with self._lock, np.errstate(all="ignore"):
+                value = self.model.logdensity(self._set(x))
         except IndexError:
             if not self.model.ndisc:
                 raise
@@ -46,12 +48,24 @@ class BUGSTarget:
 
     def logdensity_and_grad(self, x):
         self.calls += 1
-        theta = self._set(x)
-        with np.errstate(all="ignore"):
-            value, grad = self.model.logdensity_and_grad(theta)
+        with self._lock, np.errstate(all="ignore"):
+            value, grad = self.model.logdensity_and_grad(self._set(x))
         full = np.zeros(self.dim)
         full[:self.n_theta] = grad
         return (value if value == value else -np.inf), full
+
+    def __getstate__(self):
+        """Pickles as the model's source, data, inits and seed (the generated code does not
+        pickle); unpickling recompiles, so chains can run on process pools and dask."""
+        m = self.model
+        data = {k: v for k, v in m.graph.data.items() if v is not None}
+        return {"recipe": (m.graph.source, data, m.inits, m.seed), "discrete": m.discrete}
+
+    def __setstate__(self, state):
+        from ..compiler import compile
+        source, data, inits, seed = state["recipe"]
+        self.__init__(compile(source, data, inits, seed))
+        self.model.discrete = np.array(state["discrete"], dtype=float)
 
     def initial_point(self, chain: int) -> np.ndarray:
         """``[model.initial_values(chain), model.discrete]`` for ``chain``."""
@@ -60,6 +74,5 @@ class BUGSTarget:
 
     def constrained(self, x) -> dict:
         """Named values of every node at ``x`` (see ``BUGSModel.constrained``)."""
-        theta = self._set(x)
-        with np.errstate(all="ignore"):
-            return self.model.constrained(theta)
+        with self._lock, np.errstate(all="ignore"):
+            return self.model.constrained(self._set(x))
