@@ -4,7 +4,7 @@ node's own tape, literals inline, as in the plain dump."""
 from __future__ import annotations
 
 from ..tape.printing import call_text, format_node, printable, ref
-from ..tape.nodes import plain_getattr
+from ..tape.location import plain_getattr
 from ..tape import Argument, Branch, Constant, Node, Phi, PrimitiveCall, Raise, Return
 
 __all__ = ["op_text", "value_sep", "fn_label", "has_value", "KIND_STYLE", "KIND_MARK"]
