@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import platform
 import sys
 import time
 
@@ -86,6 +87,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     opts = parser.parse_args(argv)
+    print(f"CPython {platform.python_version()}, numpy {np.__version__}")
     print(f"{'case':30s} {'plain':>10s} {'track':>8s} {'track+tape':>11s} {'settrace':>9s}")
     for name, f, make_args, number in cases():
         # Each variant gets its own arguments: a seeded generator per variant makes every
