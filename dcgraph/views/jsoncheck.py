@@ -56,7 +56,8 @@ def _value(where: str, v, n_tapes: int, n_literals: int) -> None:
     if v is None or type(v) in (bool, int, float, str):
         return
     if not isinstance(v, dict):
-        _fail(where, f"a value must be null, a number, a string or an object, got {type(v).__name__}")
+        _fail(where, "a value must be null, a number, a string or an object, got "
+              f"{type(v).__name__}")
     if "same_as" in v:
         _ref(f"{where}.same_as", v["same_as"], n_tapes, n_literals)
     elif "scalar" in v:

@@ -30,5 +30,6 @@ def big_source(lines=1600, nlocals=400, seed=0, loops=True):
 def big_try_source(lines=1600, nlocals=400, seed=0):
     src = big_source(lines, nlocals, seed).splitlines()
     head, body, ret = src[0], src[1:-1], src[-1]
-    out = [head, "    try:"] + ["    " + l for l in body] + ["    except ValueError:", "        pass", ret]
+    out = [head, "    try:"] + ["    " + line for line in body]
+    out += ["    except ValueError:", "        pass", ret]
     return "\n".join(out) + "\n"

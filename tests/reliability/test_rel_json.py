@@ -48,7 +48,8 @@ def test_a_child_tape_pointing_at_an_enclosing_tape_is_refused(doc):
     bad = copy.deepcopy(doc)
     t, i = _child_site(bad)
     bad["tapes"][t]["nodes"][i]["child"] = t          # a cycle: would loop until memory runs out
-    with pytest.raises(ValueError, match=rf"tapes\[{t}\]\.nodes\[{i}\]\.child: tape {t} is not a new"):
+    where = rf"tapes\[{t}\]\.nodes\[{i}\]\.child: tape {t} is not a new"
+    with pytest.raises(ValueError, match=where):
         dcgraph.Tape.from_json(bad)
     bad["tapes"].append(copy.deepcopy(bad["tapes"][1]))
     bad["tapes"][t]["nodes"][i]["child"] = 1
@@ -87,9 +88,12 @@ def test_non_object_json_is_not_read_as_a_path(text, message):
 
 
 @pytest.mark.parametrize("edit, where", [
-    (lambda d: d["tapes"][0]["nodes"][0].update(kind="Evil"), r"tapes\[0\]\.nodes\[0\]: not a node"),
-    (lambda d: d["tapes"][0]["nodes"][-1].update(inputs=[[0, "x"]]), r"tapes\[0\]\.nodes\[\d+\]\.inputs\[0\]"),
-    (lambda d: d["tapes"][0]["nodes"][-1].update(inputs=[[99, 0]]), r"inputs\[0\]: not a node reference"),
+    (lambda d: d["tapes"][0]["nodes"][0].update(kind="Evil"),
+     r"tapes\[0\]\.nodes\[0\]: not a node"),
+    (lambda d: d["tapes"][0]["nodes"][-1].update(inputs=[[0, "x"]]),
+     r"tapes\[0\]\.nodes\[\d+\]\.inputs\[0\]"),
+    (lambda d: d["tapes"][0]["nodes"][-1].update(inputs=[[99, 0]]),
+     r"inputs\[0\]: not a node reference"),
     (lambda d: d["tapes"][0]["nodes"][0].update(loc=[5, 1, 0]), r"tapes\[0\]\.nodes\[0\]\.loc"),
     (lambda d: d.update(functions=[{"name": 3}]), r"functions\[0\]"),
     (lambda d: d.update(tapes=[]), "tapes: must be a non-empty list"),

@@ -95,7 +95,8 @@ def test_inputs_must_be_earlier_nodes(tape):
 
 def test_inputs_must_be_nodes(tape):
     add = tape.find(fn="add")[0]
-    assert "input 1 is not a node: 3" in _corrupt(tape, lambda t: setattr(add, "inputs", (add.inputs[0], 3)))
+    assert "input 1 is not a node: 3" in _corrupt(
+        tape, lambda t: setattr(add, "inputs", (add.inputs[0], 3)))
 
 
 def test_inputs_must_belong_to_the_run(tape):
