@@ -17,8 +17,6 @@ from dcgraph.bugs.fit import sample
 from dcgraph.infer import ess_bulk
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "shared" / "bugs-examples"
-if not EXAMPLES.exists():
-    EXAMPLES = pathlib.Path("/work/shared/bugs-examples")
 
 
 def grad_cost(model, repeats=200):

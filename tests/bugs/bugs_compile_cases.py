@@ -6,7 +6,6 @@ code with the generated path: its own expression evaluator, index arithmetic, fu
 table, truncation and constraining transforms.
 """
 import functools
-import pathlib
 
 import numpy as np
 from scipy import special, stats
@@ -14,9 +13,8 @@ from scipy import special, stats
 import dcgraph.bugs as B
 from dcgraph.bugs import syntax as S
 
-EXAMPLES = pathlib.Path("/work/shared/bugs-examples")
-if not EXAMPLES.exists():
-    EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "shared" / "bugs-examples"
+from examples_dir import EXAMPLES
+
 NAMES = sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())
 
 

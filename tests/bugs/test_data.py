@@ -1,6 +1,5 @@
 """dcgraph.bugs.rdata.read_data: every published data/inits file, row-major .Dim, NA, JSON, dicts, errors."""
 import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -9,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 from dcgraph.bugs.errors import BUGSDataError
 from dcgraph.bugs.rdata import read_data
 
-EXAMPLES = pathlib.Path("/work/shared/bugs-examples")
+from examples_dir import EXAMPLES
+
 FILES = sorted(p for p in EXAMPLES.glob("*/*.txt") if p.name != "model.txt")
 
 

@@ -1,6 +1,5 @@
 """dcgraph.bugs.parser: the 19 examples, each construct, golden trees, bad models, hostile input."""
 import dataclasses
-import pathlib
 import pickle
 
 import pytest
@@ -10,9 +9,8 @@ from dcgraph.bugs import syntax as S
 from dcgraph.bugs.errors import BUGSError, BUGSSyntaxError
 from dcgraph.bugs.parser import MAX_DEPTH, parse, unparse
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "shared" / "bugs-examples"
-if not EXAMPLES.is_dir():
-    EXAMPLES = pathlib.Path("/work/shared/bugs-examples")
+from examples_dir import EXAMPLES
+
 MODELS = sorted(EXAMPLES.glob("*/model.txt"))
 
 

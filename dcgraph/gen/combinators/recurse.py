@@ -6,10 +6,14 @@ at most ``max_branch`` child nodes), then, after the children, ``aggregation(val
 child_outputs) -> output``. ``Recurse(...)(root_arg, root_idx)`` returns the root's output.
 Choices live at ``(i, "production", ...)`` and ``(i, "aggregation", ...)``. ``update`` and
 ``regenerate`` walk the new tree: a node's kernel is called again only when its arguments or its
-constraints/selection changed; nodes that leave the tree are discarded.
+constraints/selection changed; nodes that leave the tree are discarded. ``choice_gradients`` and
+``accumulate_param_gradients`` walk the tree in reverse: a node's aggregation gets its output's
+adjoint as ``retgrad``; its production gets ``Production(value, children)``'s adjoint (the
+aggregation's gradient in ``value``, the child productions' gradients in their arguments).
 """
 from __future__ import annotations
 
+from ...ad import Sparse, defnode
 from ..address import as_address
 from ..choicemap import EMPTY, ChoiceMap
 from ..execution import NO_CHANGE, UNKNOWN
@@ -31,6 +35,39 @@ class Production:
 
     def __repr__(self):
         return f"Production({self.value!r}, {self.children!r})"
+
+
+def _adjoint(g):
+    """A gradient in its value's structure (lists/tuples of item gradients) as a sweep adjoint."""
+    if type(g) is list or type(g) is tuple:
+        items = {i: _adjoint(x) for i, x in enumerate(g) if x is not None}
+        return Sparse(items) if items else None
+    return g
+
+
+def production_adjoint(value_grad, child_arg_grads):
+    """The adjoint of ``Production(value, children)`` (None when nothing flows back)."""
+    fields = {"value": _adjoint(value_grad), "children": _adjoint(list(child_arg_grads))}
+    fields = {k: v for k, v in fields.items() if v is not None}
+    return Sparse(fields) if fields else None
+
+
+def _production_rule(sweep, node, g):
+    """VJP of ``Production(value, children)``: a ``Sparse`` with fields ``value``/``children``
+    (or a ``Production`` of gradients) flows to the two arguments."""
+    if isinstance(g, Production):
+        g = production_adjoint(g.value, g.children)
+    if type(g) is not Sparse:
+        return
+    bound = dict(zip(("value", "children"), node.args))
+    bound.update(node.kwargs)
+    for name, a in bound.items():
+        ga = g.get(name)
+        if ga is not None and sweep.wants(a):
+            sweep.add(a, ga)
+
+
+defnode(Production, _production_rule)
 
 
 class RecurseTrace(Trace):
@@ -198,3 +235,35 @@ class Recurse(GenerativeFunction):
         retdiff = NO_CHANGE if not value_changed(new.get_retval(), trace.get_retval()) \
             else UNKNOWN
         return new, w, retdiff
+
+    def _backward(self, trace, retgrad, kernel_grads):
+        """Reverse walk; ``kernel_grads(kind, idx, kernel, sub, retgrad) -> arg_grads``."""
+
+        def node(idx, rg):
+            ag = kernel_grads("aggregation", idx, self.aggregation, trace.aggregation[idx], rg)
+            value_g, outs_g = (None, None) if ag is None else (ag[0], ag[1])
+            n_children = len(trace.production[idx].get_retval().children)
+            child_g = [node(self.child(idx, c), None if outs_g is None else outs_g[c - 1])
+                       for c in range(1, n_children + 1)]
+            pg = kernel_grads("production", idx, self.production, trace.production[idx],
+                              production_adjoint(value_g, child_g))
+            return None if pg is None else pg[0]
+
+        return (node(trace.args[1], retgrad), None)
+
+    def choice_gradients(self, trace, selection, retgrad):
+        values, grads = ChoiceMap(), ChoiceMap()
+
+        def kernel_grads(kind, idx, kernel, sub, rg):
+            ag, v, g = kernel.choice_gradients(sub, selection[idx][kind], rg)
+            if not v.is_empty():
+                values.set_submap((idx, kind), v)
+                grads.set_submap((idx, kind), g)
+            return ag
+
+        return self._backward(trace, retgrad, kernel_grads), values, grads
+
+    def accumulate_param_gradients(self, trace, retgrad, scale=1.0):
+        return self._backward(
+            trace, retgrad,
+            lambda kind, idx, kernel, sub, rg: kernel.accumulate_param_gradients(sub, rg, scale))
