@@ -11,8 +11,9 @@ from ..address import as_address
 from ..choicemap import ChoiceMap
 from ..execution import NO_CHANGE
 from ..execution import UNKNOWN as _UNKNOWN
-from ..generative import GenerativeFunction, default_rng
+from ..generative import default_rng
 from ..runtime import GenError, prefixed
+from .interned import KernelCombinator
 from .vector import (VectorDiff, VectorTrace, check_keys, collect_arg_grads, element_changed,
                      retdiff_of)
 
@@ -29,27 +30,8 @@ def _length(gen_fn, args) -> int:
     return lengths.pop()
 
 
-class Map(GenerativeFunction):
+class Map(KernelCombinator):
     """Gen's ``Map`` combinator over the generative function ``kernel``."""
-
-    _made: dict = {}
-
-    def __new__(cls, kernel: GenerativeFunction):
-        """One combinator per kernel, so ``Map(k)(...) @ addr`` inside a ``@gen`` function
-        is the same generative function on every run (updates then reuse its trace)."""
-        if not isinstance(kernel, GenerativeFunction):
-            raise TypeError(f"Map needs a generative function, got {type(kernel).__name__}")
-        made = cls._made.get(kernel)
-        if made is None:
-            made = cls._made[kernel] = super().__new__(cls)
-            made.kernel = kernel
-        return made
-
-    def __reduce__(self):
-        return Map, (self.kernel,)
-
-    def __repr__(self):
-        return f"Map({self.kernel!r})"
 
     def _element(self, args, i):
         return tuple(a[i - 1] for a in args)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from ..address import as_address
 from ..choicemap import ChoiceMap
 from ..execution import NO_CHANGE, UNKNOWN
-from ..generative import GenerativeFunction, default_rng
+from ..generative import default_rng
 from ..runtime import GenError, prefixed
+from .interned import KernelCombinator
 from .vector import VectorTrace, check_keys, element_changed, retdiff_of, value_changed
 
 __all__ = ["Unfold"]
@@ -26,27 +27,8 @@ def _add(a, b):
     return a + b
 
 
-class Unfold(GenerativeFunction):
+class Unfold(KernelCombinator):
     """Gen's ``Unfold`` combinator over ``kernel(t, state, *params) -> new_state``."""
-
-    _made: dict = {}
-
-    def __new__(cls, kernel: GenerativeFunction):
-        """One combinator per kernel, so ``Unfold(k)(...) @ addr`` inside a ``@gen`` function
-        is the same generative function on every run (updates then reuse its trace)."""
-        if not isinstance(kernel, GenerativeFunction):
-            raise TypeError(f"Unfold needs a generative function, got {type(kernel).__name__}")
-        made = cls._made.get(kernel)
-        if made is None:
-            made = cls._made[kernel] = super().__new__(cls)
-            made.kernel = kernel
-        return made
-
-    def __reduce__(self):
-        return Unfold, (self.kernel,)
-
-    def __repr__(self):
-        return f"Unfold({self.kernel!r})"
 
     def _n(self, args) -> int:
         if len(args) < 2:
