@@ -49,12 +49,18 @@ class Folded:
 H: dict = {}
 
 
-def handles(*names):
-    def register(fn):
-        for name in names:
-            H[name] = fn
-        return fn
-    return register
+def registrar(table: dict):
+    """A decorator factory registering a handler under opcode names in ``table``."""
+    def handles(*names):
+        def register(fn):
+            for name in names:
+                table[name] = fn
+            return fn
+        return register
+    return handles
+
+
+handles = registrar(H)
 
 
 @handles("NOP", "RESUME", "PRECALL", "MAKE_CELL", "COPY_FREE_VARS", "EXTENDED_ARG", "CACHE")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 
 from . import py312
-from .semantics311 import H as _H311, NULL, Placeholder
+from .semantics311 import H as _H311, NULL, Placeholder, registrar
 from .semantics311_flow import conditional_jump
 from ...tape.nodes import Node
 
@@ -24,12 +24,7 @@ for _name in [n for n in H if n.startswith(("POP_JUMP_FORWARD", "POP_JUMP_BACKWA
 del _name
 
 
-def handles(*names):
-    def register(fn):
-        for name in names:
-            H[name] = fn
-        return fn
-    return register
+handles = registrar(H)
 
 
 handles(*py312.CONDITIONAL_JUMPS)(conditional_jump(py312.CONDITIONAL_JUMPS))

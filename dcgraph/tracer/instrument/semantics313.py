@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import ops
 from . import py313
-from .semantics311 import NULL, _pop_n
+from .semantics311 import NULL, _pop_n, registrar
 from .semantics312 import H as _H312
 from ...tape.nodes import Node
 
@@ -20,12 +20,7 @@ H.pop("KW_NAMES", None)
 H.pop("FORMAT_VALUE", None)
 
 
-def handles(*names):
-    def register(fn):
-        for name in names:
-            H[name] = fn
-        return fn
-    return register
+handles = registrar(H)
 
 
 @handles("TO_BOOL")
