@@ -17,22 +17,23 @@ __all__ = ["Trace", "DynamicTrace", "ChoiceRecord"]
 
 
 class Trace:
-    """Abstract trace; see the module docstring."""
+    """Abstract trace; see the module docstring. The accessors read the attributes ``args``,
+    ``retval``, ``score`` and ``gen_fn``; a subclass keeps those or overrides the accessor."""
 
     def get_args(self) -> tuple:
-        raise NotImplementedError
+        return self.args
 
     def get_retval(self):
-        raise NotImplementedError
+        return self.retval
 
     def get_choices(self) -> ChoiceMap:
         raise NotImplementedError
 
     def get_score(self) -> float:
-        raise NotImplementedError
+        return self.score
 
     def get_gen_fn(self):
-        raise NotImplementedError
+        return self.gen_fn
 
     def project(self, selection: Selection) -> float:
         raise NotImplementedError
@@ -73,18 +74,6 @@ class DynamicTrace(Trace):
         self.entries, self.score, self.store = entries, score, store
         self._tape, self.values, self.index = tape, values or {}, index
         self._choices = None
-
-    def get_args(self):
-        return self.args
-
-    def get_retval(self):
-        return self.retval
-
-    def get_score(self):
-        return self.score
-
-    def get_gen_fn(self):
-        return self.gen_fn
 
     def get_choices(self) -> ChoiceMap:
         """The choices as a ``ChoiceMap`` (built once; values shared with the trace)."""

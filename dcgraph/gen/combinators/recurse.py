@@ -80,17 +80,8 @@ class RecurseTrace(Trace):
         self.production, self.aggregation = production, aggregation
         self.score, self.store, self._choices = score, store, None
 
-    def get_args(self):
-        return self.args
-
     def get_retval(self):
         return self.aggregation[self.args[1]].get_retval()
-
-    def get_score(self):
-        return self.score
-
-    def get_gen_fn(self):
-        return self.gen_fn
 
     def get_choices(self):
         if self._choices is None:

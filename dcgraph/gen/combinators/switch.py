@@ -25,9 +25,6 @@ class SwitchTrace(Trace):
     def __init__(self, gen_fn, args, index, branch):
         self.gen_fn, self.args, self.index, self.branch = gen_fn, args, index, branch
 
-    def get_args(self):
-        return self.args
-
     def get_retval(self):
         return self.branch.get_retval()
 
@@ -36,9 +33,6 @@ class SwitchTrace(Trace):
 
     def get_score(self):
         return self.branch.get_score()
-
-    def get_gen_fn(self):
-        return self.gen_fn
 
     def project(self, selection):
         return self.branch.project(selection)

@@ -63,18 +63,6 @@ class VectorTrace(Trace):
         self.gen_fn, self.args, self.subtraces = gen_fn, args, subtraces
         self.retval, self.score, self.store, self._choices = retval, score, store, None
 
-    def get_args(self):
-        return self.args
-
-    def get_retval(self):
-        return self.retval
-
-    def get_score(self):
-        return self.score
-
-    def get_gen_fn(self):
-        return self.gen_fn
-
     def __len__(self):
         return len(self.subtraces)
 
