@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import re
+import weakref
 
 import numpy as np
 
@@ -182,15 +183,11 @@ def _format_node(n: Node) -> str:
 def format_tape(tape: Tape, indent: str = "    ") -> str:
     """The whole dump; literal constants are shown inline, not as lines of their own."""
     lines: list[str] = []
-    final = _final_versions(tape)
+    final = _final_versions(tape.root)
     todo = [iter(tape.nodes)]          # an explicit stack: any depth prints
     while todo:
         for n in todo[-1]:
-            line = format_node(n)
-            if final and not isinstance(n, (Branch, Phi)):
-                last = final.get(id(n.value))
-                if last is not None and last is not n and n.order_key() < last.order_key():
-                    line += f" (final state, after {ref(last, n.tape)})"
+            line = format_node(n) + final_state_note(n, final)
             lines.append(indent * (len(todo) - 1) + line)
             if isinstance(n, NestedCall) and n.child is not None:
                 todo.append(iter(n.child.nodes))
@@ -198,6 +195,26 @@ def format_tape(tape: Tape, indent: str = "    ") -> str:
         else:
             todo.pop()
     return "\n".join(lines)
+
+
+def final_state_note(n: Node, final: dict | None = None) -> str:
+    """`` (final state, after @k)`` when the container or array ``n`` holds was changed later, by
+    ``@k`` (values are recorded by reference, so views show the final state); else ``''``.
+    ``final`` is ``_final_versions`` of the root tape (computed once per root when omitted)."""
+    if isinstance(n, (Branch, Phi)):
+        return ""
+    if final is None:
+        root = n.tape.root
+        final = _FINAL.get(root)
+        if final is None:
+            final = _FINAL[root] = _final_versions(root)
+    last = final.get(id(n.value)) if final else None
+    if last is None or last is n or not n.order_key() < last.order_key():
+        return ""
+    return f" (final state, after {ref(last, n.tape)})"
+
+
+_FINAL: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # root tape -> its final map
 
 
 def _final_versions(tape: Tape) -> dict:

@@ -17,7 +17,7 @@ import graphviz
 from ..tape import Node, Tape
 from .fold import Fold, Row, count, fold
 from .graph import DisplayGraph
-from ..tape.printing import printable
+from ..tape.printing import final_state_note, printable
 from .labels import has_value, op_text, value_sep
 from .values import abbrev
 
@@ -74,7 +74,7 @@ def _node_attrs(n: Node, values: bool, colour: str | None) -> dict:
     if len(lines) == 2:
         lines[1] = "since " + lines[1]
     if values and has_value(n):
-        lines.append(value_sep(n).strip() + " " + abbrev(n.value, 30))
+        lines.append(value_sep(n).strip() + " " + abbrev(n.value, 30) + final_state_note(n))
     if n.line is not None:
         lines.append(f"L{n.line}")
     attrs = {"label": _text(*lines), "shape": SHAPES[n.kind], "fillcolor": FILLS[n.kind]}

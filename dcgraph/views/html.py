@@ -16,7 +16,7 @@ from .fold import Fold, Row, count
 from .graph import DisplayGraph
 from .labels import KIND_MARK, fn_label, has_value, op_text, value_sep
 from .values import abbrev, full_text
-from ..tape.printing import printable
+from ..tape.printing import final_state_note, printable
 
 __all__ = ["tree_html", "repr_html", "hover_text", "asset", "strip_xml_prolog", "ASSET_DIRS"]
 
@@ -47,7 +47,7 @@ def _row(graph: DisplayGraph, item: Row) -> str:
     n, e = item.node, graph.entry(item)
     fn = fn_label(n) if isinstance(n, PrimitiveCall) else ""
     value = (f'<span class="dc-sep">{_html.escape(value_sep(n))}</span>'
-             f'<span class="dc-value">{_html.escape(abbrev(n.value, 48))}</span>'
+             f'<span class="dc-value">{_html.escape(abbrev(n.value, 48) + final_state_note(n))}</span>'
              if has_value(n) else "")
     line = f' <span class="dc-loc">L{n.line}</span>' if n.line is not None else ""
     return (f'<span class="dc-row dc-{n.kind}" data-id="{e.id}" data-fn="{_html.escape(fn)}" '

@@ -17,7 +17,7 @@ from ..tape import NestedCall, Node, Tape
 from .fold import Fold, count, fold, iter_items, subtree_size
 from .labels import KIND_MARK, KIND_STYLE, has_value, op_text, value_sep
 from .values import abbrev
-from ..tape.printing import printable
+from ..tape.printing import final_state_note, printable
 
 __all__ = ["show", "render_tree", "build_tree", "node_line"]
 
@@ -34,6 +34,7 @@ def node_line(n: Node, values: bool = True) -> Text:
     if values and has_value(n):
         text.append(value_sep(n), style="dim")
         text.append(abbrev(n.value, VALUE_WIDTH))
+        text.append(final_state_note(n), style="dim")
     if n.line is not None:
         source = printable(n.loc.source)
         if len(source) > SOURCE_WIDTH:
