@@ -18,6 +18,8 @@ import threading
 import types
 import weakref
 
+from .classes import traced_target
+
 __all__ = ["BlockMark", "EntryMark", "Run", "enter", "Missing"]
 
 _state = threading.local()
@@ -56,6 +58,8 @@ class Missing(Exception):
 
 
 _PRIMITIVE = object()   # memo value: the callable runs as it is
+_HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
+                        # extension types have none: their construction and calls run in C)
 # callables that are never a class or an object with a Python ``__call__``
 _C_CALLABLES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                           types.MethodWrapperType, types.WrapperDescriptorType,
@@ -64,18 +68,22 @@ _C_CALLABLES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.M
 
 def _remember(memo: dict, f, decision) -> None:
     """Memoise by identity (never ``__hash__``/``__eq__``: a proxy equal to the function it
-    wraps is a callable of its own); the entry keeps ``f`` alive, so its id stays unique."""
-    memo[id(f)] = (f, decision, f.__code__ if type(f) is types.FunctionType else None)
+    wraps is a callable of its own); the entry keeps ``f`` alive, so its id stays unique. A
+    primitive's entry is ``f`` itself (one identity test in the hook), a traced one's the tuple
+    ``(f, copy, code)``."""
+    memo[id(f)] = f if decision is _PRIMITIVE else (
+        f, decision, f.__code__ if type(f) is types.FunctionType else None)
 
 
 class Level:
     """Decisions for calls made from traced frames at one call depth."""
 
-    __slots__ = ("run", "depth", "child_depth", "memo", "append", "hook_method")
+    __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "append", "hook_method")
 
     def __init__(self, run: "Run", depth: int):
         self.run, self.depth, self.child_depth = run, depth, depth + 1
         self.memo = run.shared_memo if run.shared_memo is not None else {}
+        self.memo_get = self.memo.get
         self.append = run.log.append
         self.hook_method = self.hook       # one bound method, handed to every frame
 
@@ -84,12 +92,12 @@ class Level:
         self.append(f)
         run = self.run
         run.next_depth = self.child_depth  # read by the callee's prologue if it is traced
-        entry = self.memo.get(id(f))
-        if entry is None or entry[0] is not f:
+        entry = self.memo_get(id(f))
+        if entry is f:
+            return f                     # a primitive
+        if type(entry) is not tuple or entry[0] is not f:
             return run.decide(f, self)
         copy = entry[1]
-        if copy is _PRIMITIVE:
-            return f
         if entry[2] is f.__code__ and copy.__defaults__ is f.__defaults__ \
                 and copy.__kwdefaults__ is f.__kwdefaults__:
             return copy
@@ -143,7 +151,8 @@ class Run:
                     return types.MethodType(traced, f.__self__)
                 _remember(level.memo, f, traced)
                 return traced
-        elif type(f) not in _C_CALLABLES:               # a class or a callable object
+        elif type(f) not in _C_CALLABLES and (f if isinstance(f, type) else type(f)).__flags__ \
+                & _HEAPTYPE:                             # a user class or a callable object
             traced = self.traced_object_call(f, level)
             if traced is not None:
                 return traced                            # not memoised: decided per call
@@ -153,7 +162,6 @@ class Run:
     def traced_object_call(self, f, level: Level):
         """Trace a user class's construction or a callable object's ``__call__``
         (``classes.traced_target``), or None (primitive)."""
-        from .classes import traced_target
         fn = traced_target(f)
         if fn is None or self.ctx.is_primitive(fn, level.depth + 1):
             return None

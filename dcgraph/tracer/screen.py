@@ -5,12 +5,14 @@ profiler, coverage) would also see the tracer's runtime: the call hook, frame en
 probes' ``list.append``. ``Screen`` installs, only when such a function is set, a filter in
 front of it that drops events of the tracer's own frames (``dcgraph/tracer/``) and of the
 probes' appends to the run's log, and restores the user's function afterwards (unless the
-program replaced it meanwhile). Nothing is installed, and nothing costs, when none is set.
+program replaced it meanwhile). Nothing is installed, and nothing costs, when none is set; C-level tracers and profilers
+(cProfile, coverage's C tracer) are left as they are.
 """
 from __future__ import annotations
 
 import os
 import sys
+import types
 
 __all__ = ["Screen", "screen"]
 
@@ -74,10 +76,17 @@ class Screen:
             sys.setprofile(self.profiler)
 
 
+def _python_level(fn):
+    """``fn`` when it is a Python function or bound method, else None: a C-level tracer or
+    profiler (cProfile's ``Profile``, coverage's ``CTracer``) is not called through Python, and
+    ``sys.settrace``/``setprofile`` could not put it back as it was, so it is left alone."""
+    return fn if isinstance(fn, (types.FunctionType, types.MethodType)) else None
+
+
 def screen(log: list) -> Screen | None:
     """A ``Screen`` for the run logging into ``log`` (called by ``track``, whose frame calls
-    the program), or None when no function is set."""
-    tracer, profiler = sys.gettrace(), sys.getprofile()
+    the program), or None when no Python-level function is set."""
+    tracer, profiler = _python_level(sys.gettrace()), _python_level(sys.getprofile())
     if tracer is None and profiler is None:
         return None
     return Screen(log, tracer, profiler, sys._getframe(1))

@@ -74,3 +74,22 @@ def test_the_users_functions_are_put_back():
         sys.settrace(None)
         sys.setprofile(None)
     assert threading.gettrace() is None if hasattr(threading, "gettrace") else True
+
+
+def test_tracing_under_cprofile_works_and_the_profiler_stays_installed():
+    import cProfile
+    import pstats
+
+    def work(n):
+        return sum(k * k for k in range(n))
+
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        result, tape = dcgraph.track(work, 10)
+    finally:
+        prof.disable()
+    assert result == 285
+    tape.lint()
+    names = {fn for (_, _, fn) in pstats.Stats(prof).stats}
+    assert "work" in names
