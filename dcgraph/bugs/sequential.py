@@ -159,47 +159,44 @@ def _try_loop(g, comp_parts, part_of_node):
     return None
 
 
-def _topo_parts(parts, edges):
-    pending = {p.id: 0 for p in parts}
-    for src, dsts in edges.items():
+def _kahn(keys, successors: dict) -> tuple[list, dict]:
+    """Kahn's topological order of ``keys`` (smallest ready key first, so the order is
+    deterministic) under ``successors[key] -> iterable of keys``; returns the order and the
+    remaining in-degrees (keys left with one > 0 sit on or behind a cycle)."""
+    pending = {k: 0 for k in keys}
+    for dsts in successors.values():
         for d in dsts:
             pending[d] += 1
-    byid = {p.id: p for p in parts}
-    ready = [p.id for p in parts if pending[p.id] == 0]
+    ready = [k for k, n in pending.items() if n == 0]
     heapq.heapify(ready)
     order = []
     while ready:
-        pid = heapq.heappop(ready)
-        order.append(byid[pid])
-        for d in edges[pid]:
+        k = heapq.heappop(ready)
+        order.append(k)
+        for d in successors.get(k, ()):
             pending[d] -= 1
             if pending[d] == 0:
                 heapq.heappush(ready, d)
-    return order if len(order) == len(parts) else None
+    return order, pending
+
+
+def _topo_parts(parts, edges):
+    byid = {p.id: p for p in parts}
+    order, _ = _kahn(byid, edges)
+    return [byid[pid] for pid in order] if len(order) == len(parts) else None
 
 
 def _unroll(g, comp_parts, part_of_node):
     insts = {inst.node: (p, inst) for p in comp_parts for inst in p.instances}
     children = {nid: [] for nid in insts}
-    pending = {nid: 0 for nid in insts}
     for nid in insts:
         for parent in set(g.nodes[nid].parents):
             if parent in insts:
                 children[parent].append(nid)
-                pending[nid] += 1
-    ready = sorted(n for n, k in pending.items() if k == 0)
-    heapq.heapify(ready)
-    steps = []
-    while ready:
-        nid = heapq.heappop(ready)
-        steps.append(insts[nid])
-        for c in children[nid]:
-            pending[c] -= 1
-            if pending[c] == 0:
-                heapq.heappush(ready, c)
-    if len(steps) != len(insts):
+    order, pending = _kahn(insts, children)
+    if len(order) != len(insts):
         raise _cycle_error(g, [n for n, k in pending.items() if k > 0])
-    return Block("unrolled", comp_parts, steps)
+    return Block("unrolled", comp_parts, [insts[nid] for nid in order])
 
 
 def _cycle_error(g: Graph, stuck):
