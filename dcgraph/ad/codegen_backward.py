@@ -1,12 +1,16 @@
 """Backward half of the straight-line code (``codegen``): adjoint variables and the pull-back
-of each node, as ``core.Sweep`` would do it, node by node in reverse execution order."""
+of each node, as ``core.Sweep`` would do it, node by node in reverse execution order.
+
+Lists built on the path are pulled back through their ``append``/``extend`` rules with the
+lengths ``dcgraph.compiled.support`` derived (the rule sees ``Live`` stand-ins knowing them);
+a list version read by a rule that needs its contents must not grow afterwards."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import ops
-from ..tape.printing import format_node
-from ..tape import Argument, Constant, NestedCall, Node, Phi, PrimitiveCall, Return
+from ..compiled.forward import DONE, ENTER, NODE  # noqa: F401
+from ..compiled.support import NotCompilable, literal_list, unalias, where
+from ..tape import Argument, Constant, Node, Phi, PrimitiveCall, Return
 from .core import _FAST
 from .registry import _drop, load_deferred, lookup, primitive_name
 from .rules_containers import add_array_read, getitem_rule
@@ -17,11 +21,7 @@ from .rules_operator import (add_scalar, mul_scalar_0, mul_scalar_1, neg_vjp, po
                              sub_scalar_1, truediv_scalar_0, truediv_scalar_1)
 from .values import SCALARS, carries
 
-__all__ = ["BackwardEmitter", "NotCompilable", "TEMPLATES", "where", "unalias"]
-
-
-class NotCompilable(Exception):
-    """The tape (or a rule met at run time) is outside what compiled replay handles."""
+__all__ = ["BackwardEmitter", "NotCompilable", "TEMPLATES", "where", "unalias", "literal_list"]
 
 
 TEMPLATES = {
@@ -35,7 +35,6 @@ TEMPLATES = {
     (atan_vjp, 1): "{g} / (1.0 + {x} * {x})", (tan_vjp, 1): "{g} * (1.0 + {ans} * {ans})",
 }
 NONE, MAYBE, SURE = 0, 1, 2              # is a node's adjoint variable set at this point?
-ENTER, NODE, DONE = 0, 1, 2              # event phases: a nested call is entered, then done
 
 
 class BackwardEmitter:
@@ -47,12 +46,11 @@ class BackwardEmitter:
     def wants(self, node) -> bool:
         return type(node) is not Constant and carries(node.value) and self.active(node)
 
-    def mark(self, node) -> None:
-        self.relevant.add(unalias(node))
-
     def backward(self, node, phase) -> None:
         t = type(node)
         if phase == DONE:
+            if type(node.child.returned) is not Return:
+                return                   # it raised: its value is used nowhere
             ret = node.child.returned.inputs[0]
             self.block(node, lambda g: self.add(ret, g, _mode(ret)))
         elif phase == NODE and t is PrimitiveCall:
@@ -135,9 +133,12 @@ class BackwardEmitter:
         rule = lookup(fn) or (lookup(fn) if load_deferred() else None)
         if rule is None:
             raise NotCompilable(f"no VJP rule for {primitive_name(fn)} ({where(node)})")
+        if node.mutates is not None:     # a list built on the path grew
+            self.live_rule(node, g, rule.inplace)
+            return
         for x in list(args) + list(kwargs.values()):
             self.mark(x)
-        ans, f2, f1 = f"v{self.ids[node]}", rule.fast2, rule.fast1
+        ans, f2, f1 = self.v(node), rule.fast2, rule.fast1
         vals = [self.v(x) for x in args]
         if f2 is not None and len(args) == 2 and not kwargs and \
                 type(args[0].value) in _FAST and type(args[1].value) in _FAST:
@@ -177,6 +178,11 @@ class BackwardEmitter:
         if rule.node is _drop:
             return
         if rule.node is getitem_rule and len(args) == 2 and type(args[1].value) is int \
+                and type(args[0].value) is list and unalias(args[0]) in self.lengths:
+            n = self.lengths[unalias(args[0])]   # a list built here: its length then
+            self.add(args[0], f"{self.v(args[1])} % {n}, {g}, None", "item")
+            return
+        if rule.node is getitem_rule and len(args) == 2 and type(args[1].value) is int \
                 and type(args[0].value) in (list, tuple):
             self.add(args[0], f"{self.v(args[1])}, {g}, {self.v(args[0])}", "item")
             return
@@ -187,6 +193,14 @@ class BackwardEmitter:
                 and type(args[0].value) is np.ndarray and args[0].value.dtype.kind in "fc":
             self.array_read(node, args[0], args[1], g)
             return
+        self.live_rule(node, g, rule.node)
+
+    def live_rule(self, node, g, rule) -> None:
+        """Emit a call of a node rule (or in-place rule) on ``Live`` stand-ins."""
+        args, later = node.args, self.lengths.later
+        for x in args:
+            if unalias(x) in later and node.mutates is None:
+                raise NotCompilable(f"a rule reads a list that grows afterwards ({where(node)})")
         self.uses_live = True
         inputs = dict.fromkeys(list(args) + list(node.kwargs.values()))
         targets = [x for x in inputs if type(x) is not Constant and self.active(x)]
@@ -195,13 +209,13 @@ class BackwardEmitter:
                 self.emit(f"_ls.adj[{self.ref(x)}] = {self.g(x)}")
 
         def live(x):
-            return f"_Live({self.ref(x)}, {self.v(x)}, {x in targets})"
-        kw = ", ".join(f"{n!r}: {live(x)}" for n, x in node.kwargs.items())
-        self.emit(f"{self.bind(rule.node)}(_ls, _Live({self.ref(node)}, v{self.ids[node]}, "
+            n = self.lengths.get(unalias(x))
+            return f"_Live({self.ref(x)}, {self.v(x)}, {x in targets}, n={n})"
+        kw = ", ".join(f"{self.bind(n, '_key')}: {live(x)}" for n, x in node.kwargs.items())
+        self.emit(f"{self.bind(rule)}(_ls, _Live({self.ref(node)}, {self.v(node)}, "
                   f"True, ({''.join(live(x) + ', ' for x in args)}), {{{kw}}}), {g})")
         for x in targets:
             self.add(x, f"_ls.adj.pop({self.ref(x)}, None)", "replace")
-
 
     def array_read(self, node, a, key, g) -> None:
         """``a[key]`` pulled back into one buffer per array, added in place: the buffer is
@@ -227,35 +241,7 @@ class BackwardEmitter:
         owned.add(a)
 
 
-def where(node) -> str:
-    """A node's dump line, location and source line, for messages."""
-    loc = node.loc
-    if loc is None:
-        return format_node(node)
-    return f"{format_node(node)} at {loc}" + (f": {loc.source}" if loc.source else "")
-
-
 def _mode(node) -> str:
     return "scalar" if type(node.value) in SCALARS else "general"
 
 
-def unalias(node):
-    """The node holding the value an alias (phi, bound argument, nested call) stands for."""
-    while True:
-        t = type(node)
-        if t is Phi or (t is Argument and isinstance(node.source, Node)):
-            node = node.source
-        elif t is NestedCall and node.child is not None and type(node.child.returned) is Return:
-            node = node.child.returned.inputs[0]
-        else:
-            return node
-
-
-def literal_list(node) -> bool:
-    """``build_list()`` then ``extend(constant tuple)``: how CPython builds a list display of
-    constants (``[1.0, 0.0, 1.0]``); the one container mutation compiled replay re-runs."""
-    if node.fn is not list.extend or len(node.args) != 2 or node.kwargs:
-        return False
-    fresh, items = node.args
-    return (type(items) is Constant and items.tape is None and type(fresh) is PrimitiveCall
-            and fresh.fn is ops.build_list and not fresh.args)

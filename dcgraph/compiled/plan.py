@@ -1,0 +1,116 @@
+"""Where the compiled code reads its inputs, and the argument structure paths are keyed by.
+
+``plan(tape, f, nargs, kwnames)`` maps each root ``Argument`` to a function of the code
+generator giving the expression of its value over ``_a`` (positional) and ``_kw`` (keyword
+arguments), and each global or closure ``Constant`` to one that reads the name again (so a
+rebound global fails a guard). ``structure_key(args, kwargs)`` is the hashable description of
+a call that paths are cached by: leaf types, array shapes and dtypes, lengths, dict keys.
+"""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from ..tape import Constant, PrimitiveCall
+from .support import NotCompilable
+
+__all__ = ["plan", "structure", "structure_key", "NO_VALUE"]
+
+NO_VALUE = object()
+
+
+def plan(tape, f, nargs: int, kwnames: tuple) -> dict:
+    """Root Argument -> expression of its value over ``_a``/``_kw``; global or closure
+    Constant -> expression that reads the name again (as functions of the generator)."""
+    out = _root_plan(tape, f, nargs, kwnames)
+    for node in tape.walk():
+        if type(node) is Constant and node.tape is not None:
+            origin = _origin(node)
+            if origin is not None:
+                out[node] = origin
+    return out
+
+
+def _root_plan(tape, f, nargs: int, kwnames: tuple) -> dict:
+    arguments, nodes = tape.arguments, tape.nodes
+    k = nargs + len(kwnames)
+    call = nodes[k] if len(nodes) > k else None
+    if type(call) is PrimitiveCall and call.fn is f and len(arguments) == k:   # f untraced
+        out = {a: (lambda gen, i=i: f"_a[{i}]") for i, a in enumerate(arguments[:nargs])}
+        for a, name in zip(arguments[nargs:], kwnames):
+            out[a] = lambda gen, name=name: f"_kw[{gen.bind(name, '_key')}]"
+        return out
+    code = tape.code
+    if code is None:
+        raise NotCompilable("the root tape has no code object")
+    argc, kwonly, flags = code.co_argcount, code.co_kwonlyargcount, code.co_flags
+    offset = 1 if type(f) is types.MethodType else 0
+    named = set(code.co_varnames[:argc + kwonly])
+    out = {}
+    for j, a in enumerate(arguments):
+        name, q = a.name, j - offset
+        if j < argc and 0 <= q < nargs:
+            out[a] = lambda gen, q=q: f"_a[{q}]"
+        elif j < argc + kwonly and name in kwnames:
+            out[a] = lambda gen, name=name: f"_kw[{gen.bind(name, '_key')}]"
+        elif j < argc + kwonly:          # self of a bound method, or a default value
+            hint = "_self" if q < 0 else f"_default{j}"
+            out[a] = lambda gen, v=a.value, hint=hint: gen.bind(v, hint)
+        elif j == argc + kwonly and flags & 0x04:
+            out[a] = lambda gen, s=argc - offset: f"_a[{s}:]"
+        else:
+            extra = [n for n in kwnames if n not in named]
+            out[a] = lambda gen, extra=extra: "{" + ", ".join(
+                f"{gen.bind(n, '_key')}: _kw[{gen.bind(n, '_key')}]" for n in extra) + "}"
+    return out
+
+
+def _origin(node):
+    """How to read a global or closure Constant's name again (None when unknown)."""
+    tape, name, value = node.tape, node.name, node.value
+    fn = getattr(tape.fn, "__func__", tape.fn)
+    if type(fn) is not types.FunctionType or fn.__code__ is not tape.code or name is None:
+        return None
+    code = fn.__code__
+    if name in code.co_freevars and fn.__closure__:
+        cell = fn.__closure__[code.co_freevars.index(name)]
+        try:
+            if cell.cell_contents is value:
+                return lambda gen: f"{gen.bind(cell, '_cell')}.cell_contents"
+        except ValueError:             # an empty cell
+            return None
+    if name in code.co_names and fn.__globals__.get(name, NO_VALUE) is value:
+        return lambda gen: (f"{gen.bind(fn.__globals__, '_globals')}.get("
+                            f"{gen.bind(name, '_key')}, _NO)")
+    return None
+
+
+# -- argument structure ------------------------------------------------------------------------
+_NESTED = frozenset({list, tuple, dict, np.ndarray})
+_LONG = 256
+
+
+def structure(value):
+    """A hashable description of a value's structure: leaf types, array shapes and dtypes,
+    list/tuple lengths, dict keys (only the length of lists longer than ``_LONG``)."""
+    t = type(value)
+    if t is list or t is tuple:
+        if len(value) > _LONG:               # element types are guarded where they are read
+            return t, len(value)
+        types_ = tuple(map(type, value))
+        if _NESTED.isdisjoint(types_):
+            return t, types_
+        return t, tuple(map(structure, value))
+    if t is np.ndarray:
+        return t, value.shape, value.dtype.str
+    if t is dict:
+        return t, tuple(value), tuple(map(structure, value.values()))
+    if isinstance(value, tuple):
+        return t, tuple(map(structure, value))
+    return t
+
+
+def structure_key(args: tuple, kwargs: dict):
+    """The cache key of a call: the structure of each argument and the keyword names."""
+    return tuple(map(structure, args)), tuple(kwargs), tuple(map(structure, kwargs.values()))
