@@ -35,7 +35,7 @@ from .support import NotCompilable, literal_list, symbol, unalias, where
 __all__ = ["PathCode", "ENTER", "NODE", "DONE", "inline", "FAST"]
 
 ENTER, NODE, DONE = 0, 1, 2              # event phases: a nested call is entered, then done
-FAST = frozenset({float, int, bool})     # scalars whose arithmetic types are fixed
+FAST = frozenset({float, int, bool, np.float64, np.float32, np.float16, np.longdouble})
 _FOLDED = {"<", "<=", "==", "!=", ">", ">=", "is", "is not", "in", "not in"}
 _STABLE_OPS = dict.fromkeys([operator.add, operator.sub, operator.mul, operator.truediv,
                              operator.floordiv, operator.mod, operator.neg, operator.pos,
@@ -91,7 +91,7 @@ class PathCode:
             raise NotCompilable(f"a function made inside f is used as a value ({where(node)})")
         if type(node) is Constant and node.tape is None:
             value, t = node.value, type(node.value)
-            if t in (int, bool, str) or value is None or (t is float and math.isfinite(value)):
+            if t in (int, bool) or value is None or (t is float and math.isfinite(value)):
                 return f"({value!r})" if repr(value)[0] == "-" else repr(value)
             return self.bind(value, "_k")
         try:
