@@ -189,6 +189,50 @@ def jax_methods():
     return {"sin": eager(g_sin), "rats": eager(g_rats), "logistic": eager(g_log)}
 
 
+def jax_jit_scalar_methods():
+    """``jax.jit(value_and_grad)`` of the scalar loops (traced once, unrolled by XLA), the
+    gradient back in numpy; ``compile_seconds[case]``: wall time of the first call of a fresh
+    jit (tracing plus XLA compilation), what dcgraph's compile time compares with."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+
+    def j_sin(x):
+        s = 0.0
+        for i in range(200):
+            s = s + jnp.sin(x * i)
+        return s
+
+    def j_rats(alpha, beta, mu_a, mu_b, sig_a, sig_b, sig_y, y):
+        lp = 0.0
+        for i in range(len(y)):
+            za = (alpha[i] - mu_a) / sig_a
+            zb = (beta[i] - mu_b) / sig_b
+            lp = lp + (-0.5 * za * za - jnp.log(sig_a) - 0.5 * zb * zb - jnp.log(sig_b))
+            for j in range(5):
+                r = (y[i][j] - alpha[i] - beta[i] * (XS[j] - 22.0)) / sig_y
+                lp = lp + (-0.5 * r * r - jnp.log(sig_y))
+        return lp
+
+    def numpy_out(vg):
+        def run(*args):
+            value, g = vg(*args)
+            return float(value), jax.tree_util.tree_map(np.asarray, g)
+        return run
+    data = make_data()
+    out, seconds = {}, {}
+    for case, fn in (("sin", j_sin), ("rats", j_rats)):
+        t0 = time.perf_counter()
+        numpy_out(jax.jit(jax.value_and_grad(fn)))(*data[case])
+        seconds[case] = time.perf_counter() - t0
+        out[case] = numpy_out(jax.jit(jax.value_and_grad(fn)))
+    out["compile_seconds"] = seconds
+    return out
+
+
 def jax_jit_methods():
     """``jax.jit(value_and_grad)`` for the sampler cases, with the gradient back in numpy."""
     try:
@@ -302,7 +346,8 @@ def sweep_only(case, args):
 def measure(rounds: int, clock=time.process_time, cases=tuple(PLAIN)):
     data = make_data()
     others = {"autograd.grad": autograd_methods(), "jax.grad (eager)": jax_methods(),
-              "torch backward": torch_methods(), "jax.jit(value_and_grad)": jax_jit_methods()}
+              "torch backward": torch_methods(), "jax.jit(value_and_grad)": jax_jit_methods(),
+              "jax.jit(value_and_grad) scalar": jax_jit_scalar_methods()}
     results = {}
     for case, args in data.items():
         if case not in cases:
@@ -333,9 +378,11 @@ def measure(rounds: int, clock=time.process_time, cases=tuple(PLAIN)):
         if cache.stats["traces"] != 2 or cache.stats["guard_failures"]:
             raise RuntimeError(f"{case}: the compiled path was left: {cache.stats}")
         compiling = min(compile_cost(case, args, clock) for _ in range(3))
+        jit_table = others["jax.jit(value_and_grad) scalar"]
+        jit_compile = jit_table["compile_seconds"].get(case) if jit_table else None
         results[case] = (best, {k: v is None for k, v in others.items()
                                 if (k == "jax.jit(value_and_grad)") == (case in SAMPLER_CASES)},
-                         compiling)
+                         (compiling, jit_compile))
     return results
 
 
@@ -348,7 +395,7 @@ def report(results, rounds, clock_name):
               "quad": "value_and_grad: -0.5 * q @ q over 100 values (the fixed cost)",
               "params_list": "value_and_grad: Rats scalar code, 65 parameters in a list",
               "params_array": "value_and_grad: the same code, 65 parameters in an array"}
-    for case, (best, missing, compiling) in results.items():
+    for case, (best, missing, (compiling, jit_compile)) in results.items():
         base = best["f"]
         jit = best.get("jax.jit(value_and_grad)")
         print(f"\n{titles[case]}: f = {base * 1e6:.1f} us")
@@ -363,7 +410,9 @@ def report(results, rounds, clock_name):
         for name, absent in missing.items():
             if absent:
                 print(f"  {name:<34} {'not installed':>10}")
-        print(f"  (compiling the path, once: {compiling * 1e3:.1f} ms)")
+        print(f"  (compiling the path, once: {compiling * 1e3:.1f} ms"
+              + (f"; jax.jit(value_and_grad) first call: {jit_compile:.2f} s wall)"
+                 if jit_compile is not None else ")"))
     if "params_list" in results and "params_array" in results:
         name = "dcgraph.value_and_grad (compiled)"
         ratio = results["params_list"][0][name] / results["params_array"][0][name]

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from ..compiled.forward import PathCode, inline  # noqa: F401
 from ..compiled.support import NotCompilable, symbol, unalias, where  # noqa: F401
-from .codegen_backward import TEMPLATES, BackwardEmitter, _mode  # noqa: F401
+import numpy as np
+
+from .codegen_backward import TEMPLATES, UNIT, BackwardEmitter, _mode  # noqa: F401
 from .core import Sweep
 
 __all__ = ["GradientCode", "NotCompilable", "TEMPLATES", "where", "symbol"]
@@ -22,9 +24,9 @@ __all__ = ["GradientCode", "NotCompilable", "TEMPLATES", "where", "symbol"]
 class GradientCode(BackwardEmitter, PathCode):
     """Forward code of the path, then its backward pass into the adjoints of ``wrt``."""
 
-    def __init__(self, tape, plan: dict, lengths: dict, runtime: dict, wrt=()):
+    def __init__(self, tape, plan: dict, lengths: dict, runtime: dict, wrt=(), unit=False):
         super().__init__(tape, plan, lengths, runtime)
-        self.wrt = list(wrt)
+        self.wrt, self.unit = list(wrt), unit    # unit: the seed of a real scalar is 1.0
         self.activity = Sweep(tape, wrt=set(self.wrt))
         self.state: dict = {}            # node -> NONE / MAYBE / SURE, in backward order
         self.owned: set = set()          # nodes whose adjoint is a buffer made this call
@@ -36,7 +38,12 @@ class GradientCode(BackwardEmitter, PathCode):
         return self.gname.get(node) or f"g{self.ids[node]}"
 
     def tail(self, ret, result: str) -> tuple:
-        self.add(ret, "_s", _mode(ret))           # Sweep.run seeds the returned node
+        if self.unit and type(ret.value) in (float, np.float64):
+            self.mark(ret)                        # its type is guarded: the seed is 1.0
+            self.giveable = UNIT
+            self.add(ret, UNIT, "scalar")
+        else:
+            self.add(ret, "_s", _mode(ret))       # Sweep.run seeds the returned node
         for node, phase in reversed(self.events):
             self.backward(node, phase)
         lines = [f"_s = _seed({result})"] + [f"{n} = None" for n in dict.fromkeys(self.init)]

@@ -35,6 +35,7 @@ TEMPLATES = {
     (atan_vjp, 1): "{g} / (1.0 + {x} * {x})", (tan_vjp, 1): "{g} * (1.0 + {ans} * {ans})",
 }
 NONE, MAYBE, SURE = 0, 1, 2              # is a node's adjoint variable set at this point?
+UNIT = "1.0"                             # the seed of a real scalar output, handed on as text
 
 
 class BackwardEmitter:
@@ -88,22 +89,26 @@ class BackwardEmitter:
         self.mark(target)
         self.owned.discard(target)
         st = self.state.get(target, NONE)
-        if st == NONE and not self.cond and mode == "scalar" and expr == self.giveable:
-            self.gname[target], self.giveable = expr, None     # hand the variable on
+        if st == NONE and not self.cond and mode == "scalar" and (
+                expr == self.giveable or expr == UNIT):      # a literal is shared freely
+            self.gname[target] = expr                        # hand the variable on
+            self.giveable = None if expr != UNIT else self.giveable
             self.state[target] = SURE
             return
-        name = self.g(target)
+        name = lhs = self.g(target)
+        if name == UNIT:                 # a unit adjoint handed on: its own variable now
+            lhs = self.gname[target] = f"g{self.ids[target]}"
         if mode == "general" and st == NONE:   # _acc(None, g) is g (owning no Sparse: safe)
-            line = f"{name} = {expr}"
+            line = f"{lhs} = {expr}"
         elif mode in ("item", "general"):
             fn = "_item" if mode == "item" else "_acc"
-            line = f"{name} = {fn}({name if st else 'None'}, {expr}, {self.ref(target)})"
+            line = f"{lhs} = {fn}({name if st else 'None'}, {expr}, {self.ref(target)})"
         elif mode == "replace" or st == NONE:
-            line = f"{name} = {expr}"
+            line = f"{lhs} = {expr}"
         elif st == SURE:
-            line = f"{name} = {name} + ({expr})"
+            line = f"{lhs} = {name} + ({expr})"
         else:
-            line = f"{name} = {expr} if {name} is None else {name} + ({expr})"
+            line = f"{lhs} = {expr} if {name} is None else {name} + ({expr})"
         if self.cond and st == NONE:
             self.init.append(name)
         sure = st == SURE or (mode not in ("general", "replace") and not self.cond)
@@ -142,13 +147,15 @@ class BackwardEmitter:
         vals = [self.v(x) for x in args]
         if f2 is not None and len(args) == 2 and not kwargs and \
                 type(args[0].value) in _FAST and type(args[1].value) in _FAST:
+            reals = self.reals(node, vals, ans)
             for i, x in enumerate(args):
                 if type(x.value) in SCALARS and type(x) is not Constant:
-                    self.add(x, self.vjp_text(f2[i], g, ans, vals), "scalar")
+                    self.add(x, self.vjp_text(f2[i], g, ans, vals, reals), "scalar")
             return
         if f1 is not None and len(args) == 1 and not kwargs and \
                 type(args[0].value) in SCALARS and type(args[0]) is not Constant:
-            self.add(args[0], self.vjp_text(f1, g, ans, vals), "scalar")
+            self.add(args[0], self.vjp_text(f1, g, ans, vals, self.reals(node, vals, ans)),
+                     "scalar")
             return
         if type(node.value) is np.ndarray and (rule.vjps is not None or not rule.sparse):
             self.emit(f"if _type({g}) is _Sparse: {g} = _dense({ans}.shape, {g}, {ans}.dtype)")
@@ -167,11 +174,27 @@ class BackwardEmitter:
                     raise NotCompilable(f"a keyword argument of {primitive_name(fn)} has no rule")
                 self.add(x, f"{self.bind(vjp)}({call})", "general")
 
-    def vjp_text(self, vjp, g, ans, vals) -> str:
+    def vjp_text(self, vjp, g, ans, vals, reals=()) -> str:
+        """A value rule's text; ``reals``: expressions whose runtime type is a real scalar
+        (guarded), so ``1.0 * r`` may be written ``r`` when the adjoint is the unit seed."""
         template = TEMPLATES.get((vjp, len(vals)))
         if template is None:
             return f"{self.bind(vjp)}({', '.join([g, ans] + vals)})"
-        return template.format(g=g, ans=ans, x=vals[0], y=vals[-1])
+        text = template.format(g=g, ans=ans, x=vals[0], y=vals[-1])
+        if g == UNIT:
+            for lead, sign in (("1.0 * ", ""), ("-1.0 * ", "-")):
+                rest = text[len(lead):]
+                if text.startswith(lead) and (rest in reals or (
+                        rest.startswith(("_cos(", "_sin(")) and rest.endswith(")")
+                        and rest.count("(") == 1)):
+                    return sign + rest
+        return text
+
+    @staticmethod
+    def reals(node, vals, ans) -> set:
+        """Which of these expressions hold real scalars (their types are guarded: ``mark``)."""
+        out = {v for x, v in zip(node.args, vals) if type(x.value) in SCALARS}
+        return out | {ans} if type(node.value) in SCALARS else out
 
     def node_rule(self, node, g, rule) -> None:
         args = node.args

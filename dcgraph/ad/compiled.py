@@ -153,6 +153,8 @@ def compile_gradient(tape, wrt=None, args=(), kwargs=None, f=None, seed=None) ->
     runtime = {"_Sparse": Sparse, "_acc": accumulate, "_item": add_item,
                "_Live": Live, "_LS": LiveSweep, "_dense": dense_array,
                "_seed": seed if seed is not None else _unit_seed}
+    from .api import _scalar_seed       # (api imports this module)
+    unit = seed is None or seed is _unit_seed or seed is _scalar_seed    # 1.0 for a float
     return compile_path(tape, args, kwargs, f, backward=GradientCode, runtime=runtime,
                         cls=lambda source, ns, nodes: CompiledGradient(source, ns, wrt, nodes),
-                        wrt=wrt)
+                        wrt=wrt, unit=unit)

@@ -9,6 +9,7 @@ user's run from C), and compiled replay is not used for such paths: never run us
 """
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
@@ -46,7 +47,9 @@ def _module_name(fn) -> str:
     return module if isinstance(module, str) else ""
 
 
-def _in(module: str, prefixes) -> bool:
+@functools.lru_cache(maxsize=4096)
+def _in(module: str, prefixes: tuple) -> bool:
+    """Is ``module`` one of ``prefixes`` or a submodule of one? (Memoised: few modules.)"""
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
