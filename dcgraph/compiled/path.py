@@ -9,6 +9,7 @@ arguments take another path; nothing observable ran twice by then (see ``effects
 """
 from __future__ import annotations
 
+import heapq
 import re
 
 from .forward import PathCode
@@ -18,6 +19,7 @@ from .support import GuardFailed, check_supported, where
 __all__ = ["compile_path", "CompiledPath"]
 
 _VAR = re.compile(r"\b[vg]\d+\b")
+_VALUE = re.compile(r"\bv\d+\b")
 
 
 class CompiledPath:
@@ -55,11 +57,31 @@ def compile_path(tape, args=(), kwargs=None, f=None, backward=None, runtime=None
     names = {"_GF": GuardFailed, "_NO": NO_VALUE, **(runtime or {})}
     gen = (backward or PathCode)(tape, where_from, lengths, names, **options)
     lines, namespace, nodes, big = gen.run()
+    lines = _free_arrays(lines, big) if big else _reuse_names(lines)
     source = ("def compiled(_a, _kw):\n    try:\n"
-              + "".join(f"        {line}\n" for line in _free_arrays(lines, big))
+              + "".join(f"        {line}\n" for line in lines)
               + "    except StopIteration:           # an iterator ran out early\n"
               + "        raise _GF(-1) from None\n")
     return cls(source, namespace, nodes)
+
+
+def _reuse_names(lines: list) -> list:
+    """Give a value variable whose last use is past to the next value defined (straight-line
+    code: lifetimes are intervals of lines): dead floats are freed at once and their memory
+    reused, as in the plain loop, instead of all living to the end of the call."""
+    first, last = {}, {}
+    for i, line in enumerate(lines):
+        for name in _VALUE.findall(line):
+            first.setdefault(name, i)
+            last[name] = i
+    free, busy, rename = [], [], {}
+    for name in sorted(first, key=first.get):
+        start = first[name]
+        while busy and busy[0][0] < start:
+            free.append(heapq.heappop(busy)[1])
+        slot = rename[name] = free.pop() if free else name
+        heapq.heappush(busy, (last[name], slot))
+    return [_VALUE.sub(lambda m: rename[m.group()], line) for line in lines]
 
 
 def _free_arrays(lines: list, big: set) -> list:
