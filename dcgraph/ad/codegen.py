@@ -33,6 +33,7 @@ class GradientCode(BackwardEmitter, PathCode):
         self.gname: dict = {}            # node -> its adjoint variable (handed-on ones share)
         self.init, self.bwd = [], []
         self.giveable, self.indent, self.cond, self.uses_live = None, "", False, False
+        self.slots: dict = {}            # node -> {constant position: scalar adjoint variable}
 
     def g(self, node) -> str:
         return self.gname.get(node) or f"g{self.ids[node]}"
@@ -46,6 +47,8 @@ class GradientCode(BackwardEmitter, PathCode):
             self.add(ret, "_s", _mode(ret))       # Sweep.run seeds the returned node
         for node, phase in reversed(self.events):
             self.backward(node, phase)
+        for node in list(self.slots):             # root arguments read at positions
+            self.flush(node)
         lines = [f"_s = _seed({result})"] + [f"{n} = None" for n in dict.fromkeys(self.init)]
         lines += (["_ls = _LS()"] if self.uses_live else []) + self.bwd
         outs = "".join((self.g(w) if self.state.get(w) else "None") + ", " for w in self.wrt)

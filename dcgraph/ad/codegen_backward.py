@@ -63,6 +63,7 @@ class BackwardEmitter:
 
     def block(self, node, body) -> None:
         """Emit ``body`` for a node with an adjoint (inside ``if g is not None`` if unsure)."""
+        self.flush(node)
         st = self.state.get(node, NONE)
         if st == NONE:
             return
@@ -114,6 +115,27 @@ class BackwardEmitter:
         sure = st == SURE or (mode not in ("general", "replace") and not self.cond)
         self.state[target] = SURE if sure else MAYBE
         self.emit(line)
+
+    def add_slot(self, target, key: int, g: str) -> None:
+        """``adjoint(target)[key] += g`` into a scalar variable of its own (reads of a list
+        at constant positions, e.g. in unrolled loops); ``flush`` makes them one Sparse."""
+        if not self.wants(target):
+            return
+        self.mark(target)
+        slots = self.slots.setdefault(target, {})
+        name = slots.get(key)
+        if name is None:
+            name = slots[key] = f"g{self.ids[target]}_{key}"
+            self.emit(f"{name} = {g}")
+        else:
+            self.emit(f"{name} = {name} + ({g})")
+
+    def flush(self, target) -> None:
+        """Add the scalar slots of ``target`` to its adjoint (before anything reads it)."""
+        slots = self.slots.pop(target, None)
+        if slots:
+            items = ", ".join(f"{k}: {n}" for k, n in sorted(slots.items()))
+            self.add(target, f"_Sparse({{{items}}})", "general")
 
     def pass_argument(self, node, g) -> None:
         """``Sweep.argument``: a bound argument's adjoint goes to the caller's node(s)."""
@@ -207,7 +229,11 @@ class BackwardEmitter:
             return
         if rule.node is getitem_rule and len(args) == 2 and type(args[1].value) is int \
                 and type(args[0].value) in (list, tuple):
-            self.add(args[0], f"{self.v(args[1])}, {g}, {self.v(args[0])}", "item")
+            key = self.v(args[1])
+            if key.isdigit() and not self.cond and type(node.value) in SCALARS:
+                self.add_slot(args[0], int(key), g)     # a constant position: a scalar
+                return
+            self.add(args[0], f"{key}, {g}, {self.v(args[0])}", "item")
             return
         if rule.node is next_item_rule and len(args) == 2:
             self.add(args[0], f"{self.v(args[1])}, {g}, None", "item")

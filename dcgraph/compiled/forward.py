@@ -270,11 +270,15 @@ class PathCode:
             check = [f"if len({a[1]}) != {n}: raise _GF({k})"] if n is not None else []
             return check + [f"{a[0]}.{_METHODS[fn]}({a[1]})"]
         if fn is ops.next_item and type(node.value) is int and self.range_step(node) \
-                and self.constant_range(node):
-            self.steps[node] = node.value         # range(constants): the step is known
-            self.folded.add(unalias(node.args[0]))
+                and self.int_range(node):
+            it = unalias(node.args[0])            # range(ints): the steps are known once
+            guard = [] if it in self.folded else [   # its bounds are the recorded ones
+                f"if {self.v(a)} != {a.value!r}: raise _GF({k})" for a in it.args[0].args
+                if not (type(a) is Constant and a.tape is None)]
+            self.steps[node] = node.value
+            self.folded.add(it)
             self.val[node] = repr(node.value) if node.value >= 0 else f"({node.value!r})"
-            return []
+            return guard
         self.val[node] = f"v{k}"
         callee = None
         if node.fn_node is not None:              # guarded if its rule is used (``run``)
@@ -292,12 +296,13 @@ class PathCode:
               else f"**{{{self.bind(n, '_key')}: {self.v(x)}}}" for n, x in node.kwargs.items()]
         return [f"v{k} = {callee or self.bind(fn)}({', '.join(a + kw)})"]
 
-    def constant_range(self, node) -> bool:
-        """Is ``node`` a step of ``iter(range(c...))`` over constants, iterated only by the
-        loop (so its steps are the recorded ones and the exit test is the only guard)?"""
+    @staticmethod
+    def int_range(node) -> bool:
+        """Is ``node`` a step of ``iter(range(...))`` over ints? Its steps are then known
+        once the bounds are (constants, or guarded equal to the recorded ones), and the
+        loop's exit needs no test: the loop count is part of the path."""
         rng = unalias(node.args[0]).args[0]
-        return all(type(x) is Constant and x.tape is None and type(x.value) is int
-                   for x in rng.args) and not rng.kwargs
+        return all(type(x.value) is int for x in rng.args) and not rng.kwargs
 
     def branch(self, node, k) -> list:
         op, x = node.op, node.inputs

@@ -204,7 +204,7 @@ def test_a_rule_reading_a_list_that_grows_later_is_refused_and_traced():
     assert fast(1.5, 2.0)[1][0] == pytest.approx(3 * 1.5 ** 2 * 2.0, rel=1e-12)
 
 
-GENERATED = re.compile(r"(_[A-Za-z0-9_]*|[vg]\d+|c(_\d+)?|compiled)$")
+GENERATED = re.compile(r"(_[A-Za-z0-9_]*|[vg]\d+(_\d+)?|c(_\d+)?|compiled)$")
 
 
 def odd_names(x, **kw):
@@ -226,3 +226,24 @@ def test_generated_code_holds_no_text_of_the_users():
             if isinstance(node, ast.Name):
                 assert GENERATED.match(node.id) or node.id in bound | {"StopIteration"}, node.id
     assert compile_path(tape, (1.5,), kwargs)((2.0,), kwargs) == odd_names(2.0, **kwargs)
+
+
+def loop_of(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + math.sin(x * i)
+    return s
+
+
+def test_a_loop_over_a_computed_range_is_unrolled_with_its_bound_guarded():
+    _, tape = dcgraph.track(loop_of, 0.3, 4)
+    cp = compile_path(tape, (0.3, 4))
+    assert "_next" not in cp.source and "!= 4: raise _GF" in cp.source
+    assert cp((0.5, 4), {}) == loop_of(0.5, 4)
+    for n in (3, 5, 0):
+        with pytest.raises(GuardFailed):
+            cp((0.5, n), {})
+    g, plain = ad.value_and_grad(loop_of), ad.value_and_grad(loop_of)
+    plain.compiled.enabled = False
+    for n in (4, 4, 4, 5, 5, 5, 4):
+        assert g(0.7, n) == plain(0.7, n)
