@@ -66,6 +66,7 @@ class PathCode:
         self.relevant: set = set()       # nodes whose runtime type must be the recorded one
         self.steps: dict = {}            # next_item of a constant range -> its known int
         self.folded: set = set()         # iterators of constant ranges (steps known)
+        self.seen: dict = {}             # reads done once: globals, list items, name guards
 
     def bind(self, obj, hint: str = "") -> str:
         """The namespace name bound to ``obj`` (its own name when usable; ``hint``s are ours)."""
@@ -142,7 +143,7 @@ class PathCode:
         ret = self.tape.returned.inputs[0]
         result = self.v(ret)
         tail, out = self.tail(ret, result)
-        lines, known = [], set()
+        lines, known, guarded = [], set(), set()
         for (node, phase), chunk in zip(self.events, chunks):
             if node in self.callee_guard and self.guards_callee(node):
                 chunk = [self.callee_guard[node]] + chunk
@@ -153,8 +154,10 @@ class PathCode:
                     and node.mutates is None and not self.stable(node, known):
                 if node not in self.relevant:
                     continue
-                lines.append(f"if _type({self.v(node)}) is not "
-                             f"{self.bind(type(node.value))}: raise _GF({self.ids[node]})")
+                test = f"_type({self.v(node)}) is not {self.bind(type(node.value))}"
+                if test not in guarded:           # a value read once, used by several nodes
+                    guarded.add(test)
+                    lines.append(f"if {test}: raise _GF({self.ids[node]})")
             known.add(node)
         lines += tail + [f"return {out}"]
         big = {name for node, k in self.ids.items() if type(node.value) is np.ndarray
@@ -203,7 +206,11 @@ class PathCode:
         elif t is Argument:
             return self.argument(node, k)
         elif t is Constant and node.tape is not None:
-            self.val[node] = f"v{k}"
+            seen = (node.name, id(node.value), node.tape.code)
+            if seen in self.seen:                 # the same name read again, same object:
+                self.val[node] = self.seen[seen]  # nothing on the path rebinds it
+                return []
+            self.val[node] = self.seen[seen] = f"v{k}"
             origin = self.plan.get(node)          # reads the global or cell again
             return [f"v{k} = {self.bind(node.value, f'_k{k}')}"] + (
                 [f"if {origin(self)} is not v{k}: raise _GF({k})"] if origin else [])
@@ -242,8 +249,9 @@ class PathCode:
         name = getattr(node, "via", None)
         owner = getattr(node.tape.fn, "__func__", node.tape.fn) if node.tape is not None else None
         scope = getattr(owner, "__globals__", None)
-        if type(name) is not str or scope is None:
+        if type(name) is not str or scope is None or (id(scope), name, id(node.fn)) in self.seen:
             return []
+        self.seen[id(scope), name, id(node.fn)] = None
         fallback = scope.get("__builtins__", builtins.__dict__)
         fallback = fallback if isinstance(fallback, dict) else vars(fallback)
         key = self.bind(name, "_key")
@@ -279,6 +287,13 @@ class PathCode:
             self.folded.add(it)
             self.val[node] = repr(node.value) if node.value >= 0 else f"({node.value!r})"
             return guard
+        if fn is operator.getitem and len(a) == 2 and not node.kwargs and a[1].isdigit() \
+                and type(node.args[0].value) in (list, tuple):
+            seen = (a[0], a[1])                   # xs[3] read again: the same item (lists
+            if seen in self.seen:                 # only grow on a compiled path)
+                self.val[node] = self.seen[seen]
+                return []
+            self.seen[seen] = f"v{k}"
         self.val[node] = f"v{k}"
         callee = None
         if node.fn_node is not None:              # guarded if its rule is used (``run``)
