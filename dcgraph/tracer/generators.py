@@ -99,6 +99,7 @@ def resumed_item(frame, value):
     node = r.resumed
     if node is not None and node.value is value and node.tape is frame.tape:
         r.resumed = None
+        node.meta["taken"] = True        # its item is this node, not an item of the generator
         return node
     return None
 

@@ -209,8 +209,13 @@ class Run:
         return traced if isinstance(f, type) else types.MethodType(traced, f)
 
     def instrumented_function(self, fn: types.FunctionType):
-        """A copy of ``fn`` running instrumented code, or None when it cannot be traced."""
-        return instrumented_copy(fn, self.unsupported)
+        """A copy of ``fn`` running instrumented code, or None when it cannot be traced. Under
+        a depth-dependent context a generator stays primitive: its frames run at the depth
+        of whatever resumes them, not of the call that made it."""
+        copy = instrumented_copy(fn, self.unsupported)
+        if copy is not None and self.ctx.depth_dependent and fn.__code__.co_flags & 0x20:
+            return None
+        return copy
 
 
 _copies: dict = {}     # id(function) -> (weakref to it, its code, instrumented copy or None)
@@ -254,11 +259,12 @@ def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
     return copy
 
 
-def _forget(key: int, ref) -> None:
-    """``fn`` was collected: drop its entry (unless the id was reused meanwhile)."""
-    hit = _copies.get(key)
+def _forget(key: int, ref, copies: dict = _copies) -> None:
+    """``fn`` was collected: drop its entry (unless the id was reused meanwhile). The cache is
+    bound as a default: at interpreter exit the module's globals may already be gone."""
+    hit = copies.get(key)
     if hit is not None and hit[0] is ref:
-        _copies.pop(key, None)
+        copies.pop(key, None)
 
 
 def _instrument(code):

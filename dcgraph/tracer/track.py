@@ -15,6 +15,7 @@ from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 __all__ = ["track"]
 
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
+_GENERATOR = 0x20              # CO_GENERATOR
 
 
 def track(f, *args, ctx: Context | None = None, **kwargs):
@@ -30,7 +31,8 @@ def track(f, *args, ctx: Context | None = None, **kwargs):
     run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT)
     target = f.__func__ if type(f) is types.MethodType else f
     traced = None
-    if type(target) is types.FunctionType and not run.ctx.is_primitive(target, 0):
+    if type(target) is types.FunctionType and not target.__code__.co_flags & _GENERATOR \
+            and not run.ctx.is_primitive(target, 0):    # a generator root runs after track
         traced = run.instrumented_function(target)
     call = f
     if traced is not None:
