@@ -92,16 +92,24 @@ def resume(r) -> None:
     r.resumed = node if suspended else None
 
 
-def resumed_item(frame, value):
-    """The segment that just yielded ``value`` to ``frame`` (``next(g)`` or a ``for`` loop
-    over a traced generator), taken once; or None."""
+def resumed_item(frame, value, iterator, sent=None):
+    """The segment that just yielded ``value`` to ``frame`` from the generator ``iterator``
+    (a ``for`` loop, ``next(g)`` or ``g.send(v)``, with ``sent`` the node of ``v``), taken
+    once; or None. It stands for the item: the consumer's node is the segment itself."""
     r = frame.r
     node = r.resumed
-    if node is not None and node.value is value and node.tape is frame.tape:
-        r.resumed = None
-        node.meta["taken"] = True        # its item is this node, not an item of the generator
-        return node
-    return None
+    if node is None or node.value is not value or node.tape is not frame.tape \
+            or node.args[0].value is not iterator:
+        return None
+    r.resumed = None
+    node.meta["taken"] = True            # its item is this node, not an item of the generator
+    if sent is not None:
+        first = node.child._nodes[0]
+        if type(first) is Argument and first.name == "(sent)" and first.value is sent.value:
+            first.source = sent          # the sent value's node, in the consumer
+            node.fn, node.args = types.GeneratorType.send, (node.args[0], sent)
+            node.inputs = node.args
+    return node
 
 
 def yield_value(frame, i: int) -> None:

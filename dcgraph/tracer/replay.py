@@ -27,7 +27,7 @@ from .aliasing import ArrayAliasing, flat_write_target, possible_writes
 from .classes import instance_self
 
 ndarray = np.ndarray
-_GENERATOR_NEXT = types.GeneratorType.__next__
+_RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send)
 
 __all__ = ["Replay", "ReplayError"]
 
@@ -389,9 +389,10 @@ class Frame:
             generators.made(self, i, f, fn, fn_node, method, args, kwargs, via)
             return
         value = self.r.take()
-        if self.r.resumed is not None and (fn is next or fn is _GENERATOR_NEXT):
-            segment = generators.resumed_item(self, value)
-            if segment is not None:      # next(g) of a traced generator: its segment
+        if self.r.resumed is not None and fn in _RESUMERS and args:
+            segment = generators.resumed_item(self, value, args[0].value,
+                                              args[1] if len(args) == 2 else None)
+            if segment is not None:      # next(g), g.send(v) of a traced generator: its segment
                 self.stack.append(segment)
                 return
         node = self.add(PrimitiveCall(fn, args, kwargs, value, self.loc(i), fn_node, method))

@@ -90,7 +90,10 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
 def _build(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> None:
     """Replay the run's log into ``tape`` (called once, by ``Tape.nodes``). The replay keeps
     its own stack of frames: it changes nothing process-wide (no recursion limit)."""
-    replay = Replay(run.log, run.ctx, exc)
+    log = run.log      # past log_end: a generator of this run resumed after it ended
+    if run.log_end is not None and run.log_end != len(log):
+        log = log[:run.log_end]
+    replay = Replay(log, run.ctx, exc)
     first = replay.peek()
     if type(first) is not EntryMark:
         _primitive_root(tape, f, args, kwargs, exc, result, raised)  # failed before entry

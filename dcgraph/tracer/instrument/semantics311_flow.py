@@ -101,7 +101,7 @@ def _for_iter(f, ins, i):
     value = f.r.take()
     f.next_block = block.fall
     if f.r.resumed is not None:
-        segment = resumed_item(f, value)
+        segment = resumed_item(f, value, it.value)
         if segment is not None:          # a traced generator's item: the segment yielding it
             f.stack.append(segment)
             return
