@@ -197,3 +197,23 @@ def test_generators_stay_primitive_elsewhere_with_their_reason():
         assert reasons == {}
     else:
         assert reasons == {"squares": "generators are recorded as primitive calls on this Python"}
+
+
+def _consumers_model(rng, n):
+    s = sum(rng.normal() for _ in range(n))
+    t = 0.0
+    for a, b in zip((rng.normal() for _ in range(2)), [1, 2]):
+        t += a * b
+    return rng.normal(s, 1.0), rng.normal(t, 1.0)
+
+
+@only_311
+def test_consumers_of_generators_depend_on_the_draws_they_got():
+    _, tape = dcgraph.track(_consumers_model, np.random.default_rng(0), 2, ctx=RandomContext())
+    tape.lint()
+    rv = random_variables(tape)
+    addresses = rv.addresses
+    assert len(addresses) == 6
+    summed, zipped, last_s, last_t = addresses[0:2], addresses[2:4], addresses[4], addresses[5]
+    assert sorted(rv.parents(last_s)) == sorted(summed)
+    assert sorted(rv.parents(last_t)) == sorted(zipped)
