@@ -120,10 +120,10 @@ class _Lint:
         if before is not None and not before < self.key(n):
             _fail(tape, n, "generator segments out of execution order")
         first = n.child._nodes[0] if n.child._nodes else None
-        sent = type(first) is Argument and first.name == "(sent)"
+        sent = type(first) is Argument and first.name in ("(sent)", "(thrown)")
         if (k > 0) != sent:
             _fail(tape, n, "a generator's first segment must start with its arguments, a later "
-                  "one with the value sent in")
+                  "one with the value sent or the exception thrown in")
 
     def argument(self, tape: Tape, n: Argument) -> None:
         for s in n.source_nodes():

@@ -35,7 +35,8 @@ generator frame runs (started or resumed by ``next``, a ``for`` loop, or a primi
 generator, whose child tape holds what the frame did until it yielded (ends in ``Yield``),
 returned or raised. The first segment starts with the generator's ``Argument`` nodes (sources:
 the arguments of the call that made the generator); a later one with ``Argument("(sent)")``,
-the value the resumption sent in. Locals carry over: a segment's nodes may take inputs from
+the value the resumption sent in (its source: ``v``'s node for ``g.send(v)``), or
+``Argument("(thrown)")``, the exception ``g.throw``/``g.close`` raised at the yield. Locals carry over: a segment's nodes may take inputs from
 earlier segments of the same frame (earlier in execution, so order keys still hold). The call
 that made the generator is a ``PrimitiveCall`` of the generator function whose value is the
 generator; its segments are listed in ``meta["segments"]``.

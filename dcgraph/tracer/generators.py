@@ -9,9 +9,11 @@ the replay meets a ``ResumeMark`` wherever it reads the log (``Replay.settle``),
 ``Frame`` into that call's child tape (a *segment*) until it yields, returns or raises. The
 generator's ``Frame`` (stack, locals, block position) persists from segment to segment.
 
-A generator thrown into (``throw``, ``close``, collection) at a ``yield`` outside ``try``
-logs nothing: its frame ends there, and its last segment ends with that ``Yield``. Code with
-a ``yield`` inside ``try``/``with`` is not traced (``rewrite._check_generator``).
+An exception thrown into a suspended generator (``throw``, ``close``) at a ``yield`` inside
+``try``/``with`` logs the handler's mark followed by the frame object and the exception: the
+replay resumes the frame by raising at its yield, in a segment of ``throw`` that starts with
+``Argument("(thrown)")``. At a ``yield`` outside ``try`` nothing runs and nothing is logged: the
+frame ends there, and its last segment ends with that ``Yield``.
 """
 from __future__ import annotations
 
@@ -56,15 +58,17 @@ def made(frame, i: int, f, fn, fn_node, method, args, kwargs, via) -> None:
     frame.stack.append(node)
 
 
-def resume(r) -> None:
-    """Replay one segment of the generator frame whose ``ResumeMark`` is next in the log,
-    as a NestedCall in the frame currently replayed (``r.current``)."""
+def resume(r, thrown: bool = False) -> None:
+    """Replay one segment of the generator frame whose ``ResumeMark`` (or, ``thrown``, whose
+    handler's mark: an exception thrown in at a yield) is next in the log, as a NestedCall in
+    the frame currently replayed (``r.current``)."""
     from .replay import Frame, ReplayError
     mark, gen_frame = r.log[r.pos], r.log[r.pos + 1]
     state = r.generators.get(id(gen_frame))
-    if state is None or state.done:
+    if state is None or state.done or (thrown and state.frame is None):
         raise ReplayError(f"{mark!r} at event {r.pos} of a generator frame not made by this run")
-    r.pos += 2
+    if not thrown:
+        r.pos += 2
     consumer = r.current
     node = NestedCall(next, (state.node,), None, None, state.node.loc)
     consumer.add(node)
@@ -72,9 +76,15 @@ def resume(r) -> None:
     node.child = child
     if state.frame is None:
         frame = state.frame = Frame(r, state.info, child)
+        frame.token = gen_frame
         frame.call_node = node
         frame.enter(state.positional, state.keywords)
         state.steps = frame.replay_steps()
+    elif thrown:                 # the handler reads mark, frame and exception itself
+        frame = state.frame
+        frame.tape, frame.call_node, frame.thrown = child, node, True
+        frame.add(Argument("(thrown)", r.log[r.pos + 2]))
+        node.fn = types.GeneratorType.throw
     else:
         frame = state.frame
         frame.tape = child
@@ -83,8 +93,13 @@ def resume(r) -> None:
         r.pos += 1
         frame.stack.append(frame.add(Argument("(sent)", sent)))
     state.node.meta["segments"].append(node)
+    exc = r.log[r.pos + 2] if thrown else None
     suspended = r.drive(frame, state.steps)
     ret = child.returned
+    if thrown and ret is not None and ret.kind == "Raise" and ret.value is None \
+            and ret in r.pending_raises:     # the thrown exception left the frame again (close)
+        ret.value = exc
+        r.pending_raises.remove(ret)
     if not suspended:
         state.done = True
     value = ret.value if ret is not None and not ret.kind == "Raise" else None
@@ -92,14 +107,17 @@ def resume(r) -> None:
     r.resumed = node if suspended else None
 
 
-def resumed_item(frame, value, iterator, sent=None):
+def resumed_item(frame, value, iterator, sent=None, fn=next):
     """The segment that just yielded ``value`` to ``frame`` from the generator ``iterator``
-    (a ``for`` loop, ``next(g)`` or ``g.send(v)``, with ``sent`` the node of ``v``), taken
-    once; or None. It stands for the item: the consumer's node is the segment itself."""
+    (a ``for`` loop, ``next(g)``, ``g.send(v)`` with ``sent`` the node of ``v``, or
+    ``g.throw(e)``), taken once; or None. It stands for the item: the consumer's node is the
+    segment itself."""
     r = frame.r
     node = r.resumed
     if node is None or node.value is not value or node.tape is not frame.tape \
             or node.args[0].value is not iterator:
+        return None
+    if (fn is types.GeneratorType.throw) != (node.fn is types.GeneratorType.throw):
         return None
     r.resumed = None
     node.meta["taken"] = True            # its item is this node, not an item of the generator

@@ -16,7 +16,7 @@ from __future__ import annotations
 import types
 
 from .instrument.semantics311 import Folded, Placeholder
-from .recorder import MARK_TYPES, EntryMark, MadeMark, Missing, ResumeMark
+from .recorder import MARK_TYPES, BlockMark, EntryMark, MadeMark, Missing, ResumeMark
 from . import generators
 from ..tape import (Argument, Branch, Constant, Location, NestedCall, Node, Phi, PrimitiveCall,
                    Raise, Return, Tape)
@@ -27,7 +27,8 @@ from .aliasing import ArrayAliasing, flat_write_target, possible_writes
 from .classes import instance_self
 
 ndarray = np.ndarray
-_RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send)
+_RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send,
+             types.GeneratorType.throw)
 
 __all__ = ["Replay", "ReplayError"]
 
@@ -63,8 +64,7 @@ class Replay:
         except IndexError:
             raise Missing from None
         if type(event) in MARK_TYPES:
-            if type(event) is ResumeMark:
-                self.settle()
+            if self.settle():
                 return self.take()
             raise Missing
         self.pos = pos + 1
@@ -74,16 +74,25 @@ class Replay:
         if self.pos >= len(self.log):
             return None
         event = self.log[self.pos]
-        if type(event) is ResumeMark:
-            self.settle()
+        if (type(event) is ResumeMark or type(event) is BlockMark and event.handler
+                and event.info.generator) and self.settle():
             return self.peek()
         return event
 
-    def settle(self) -> None:
-        """Replay the generator segments that ran at this point of the log (``generators``)."""
-        log = self.log
-        while self.pos < len(log) and type(log[self.pos]) is ResumeMark:
-            generators.resume(self)
+    def settle(self) -> bool:
+        """Replay the generator segments that ran at this point of the log (``generators``):
+        resumptions, and exceptions thrown into a suspended generator frame; True if any."""
+        log, start = self.log, self.pos
+        while self.pos < len(log):
+            event = log[self.pos]
+            if type(event) is ResumeMark:
+                generators.resume(self)
+            elif type(event) is BlockMark and event.handler and event.info.generator \
+                    and log[self.pos + 1] is not getattr(self.current, "token", None):
+                generators.resume(self, thrown=True)
+            else:
+                break
+        return self.pos != start
 
     def drive(self, frame: "Frame", steps) -> bool:
         """Replay ``frame`` (its ``replay_steps`` generator ``steps``) and every frame it traced
@@ -189,6 +198,8 @@ class Frame:
         self.ops = info.ops
         self.callee: Frame | None = None   # a traced callee to replay before going on
         self.call_node: NestedCall | None = None   # the caller's node of this frame
+        self.token = None              # a generator's frame object (its identity in the log)
+        self.thrown = False            # a suspended generator resumes by raising at its yield
 
     # -- helpers the opcode handlers use ----------------------------------------------------
     def loc(self, i: int) -> Location:
@@ -290,6 +301,9 @@ class Frame:
                         yield callee
                         if callee is not generators.SUSPENDED:
                             self.returned_from(callee)
+                        elif self.thrown:        # resumed by an exception thrown in
+                            self.thrown = False
+                            raise Missing
             except Missing:
                 handler = self.exception_at(i)
                 if handler is None:
@@ -344,7 +358,7 @@ class Frame:
         h = self.s.handler_of[i]
         mark = self.info.marks[h] if h is not None else None
         if mark is not None and self.r.peek() is mark:
-            self.r.pos += 1
+            self.r.pos += 2 if self.info.generator else 1     # a generator's: its frame too
             exc = self.r.log[self.r.pos]
             self.r.pos += 1
             self.r.exception_caught(exc)
@@ -390,8 +404,9 @@ class Frame:
             return
         value = self.r.take()
         if self.r.resumed is not None and fn in _RESUMERS and args:
-            segment = generators.resumed_item(self, value, args[0].value,
-                                              args[1] if len(args) == 2 else None)
+            segment = generators.resumed_item(
+                self, value, args[0].value,
+                args[1] if len(args) == 2 and fn is _RESUMERS[2] else None, fn)
             if segment is not None:      # next(g), g.send(v) of a traced generator: its segment
                 self.stack.append(segment)
                 return

@@ -326,3 +326,76 @@ ALL = [
     (map_over_generator, (3,)), (unpack_generator, (3,)), (contains_generator, (4,)),
     (numpy_arrays, (3,)),
 ]
+
+
+def catching():
+    total = 0
+    while True:
+        try:
+            got = yield total
+        except ValueError as exc:
+            total += 100
+            got = len(str(exc))
+        finally:
+            total += 1
+        if got is None:
+            return total
+        total += got
+
+
+def throw_caught_inside():
+    g = catching()
+    out = [next(g), g.send(2), g.throw(ValueError("abc")), g.send(1)]
+    try:
+        g.send(None)
+    except StopIteration as stop:
+        out.append(stop.value)
+    return out
+
+
+def resource(log):
+    log.append("open")
+    try:
+        for i in range(10):
+            yield i
+    finally:
+        log.append("closed")
+
+
+def close_runs_finally():
+    log = []
+    g = resource(log)
+    first = [next(g), next(g)]
+    g.close()
+    return first, log, list(g)
+
+
+def with_block_generator(n):
+    import contextlib
+    log = []
+
+    @contextlib.contextmanager
+    def scope():
+        log.append("enter")
+        yield n
+        log.append("exit")
+
+    def gen():
+        with scope() as k:
+            for i in range(k):
+                yield i * k
+    return list(gen()), log
+
+
+def throw_uncaught_with_finally():
+    log = []
+    g = resource(log)
+    next(g)
+    try:
+        g.throw(KeyError("boom"))
+    except KeyError as exc:
+        return str(exc), log
+
+
+ALL += [(throw_caught_inside, ()), (close_runs_finally, ()), (with_block_generator, (3,)),
+        (throw_uncaught_with_finally, ())]

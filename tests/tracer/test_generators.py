@@ -45,7 +45,7 @@ def test_generator_corner_matches_plain_call(fn, args):
 
 @only_311
 def test_generator_corners_are_traced():
-    untraced = {"yield_from_untraced": {"delegating"}, "try_generator_mixed": {"guarded"},
+    untraced = {"yield_from_untraced": {"delegating"},
                 "async_run": set()}          # asyncio.run is a primitive: its coroutines never
     for fn, args in corners.ALL:            # reach the hook
         _, tape = dcgraph.track(fn, *args)

@@ -100,8 +100,6 @@ def _build(code: types.CodeType) -> CodeInfo:
     try:
         bc = Bytecode.from_code(code)
         s = analyse(bc, code)
-        if info.generator:
-            _check_generator(s)
         _plan(info, s)
         out = _emit(info, s, bc)
         new = Bytecode(out)
@@ -118,14 +116,6 @@ def _build(code: types.CodeType) -> CodeInfo:
     except Exception as exc:  # the bytecode library refused: trace the call as a primitive
         info.error = f"instrumentation failed: {type(exc).__name__}: {exc}"
     return info
-
-
-def _check_generator(s: Structure) -> None:
-    """A generator is traced when no exception can be thrown into it where the replay could
-    not tell which frame caught it: no ``yield`` inside ``try``/``with``."""
-    for i, ins in enumerate(s.instrs):
-        if ins.name == "YIELD_VALUE" and s.handler_of[i] is not None:
-            raise Unsupported("a yield inside try or with is recorded as a primitive generator")
 
 
 def _plan(info: CodeInfo, s: Structure) -> None:
@@ -284,6 +274,8 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
             else:
                 out += _log(block.depth, [Instr("LOAD_CONST", mark, location=loc)], loc)
             if block.handler is not None:
+                if info.generator:      # which generator frame caught it (it may be thrown in)
+                    out += _log(block.depth, [Instr("COPY", block.depth + 5, location=loc)], loc)
                 out += _log(block.depth, [Instr("COPY", 3, location=loc)], loc)
         call = ops.hook_site(s.instrs, i)
         if call is not None:
