@@ -8,7 +8,7 @@ from importlib import import_module
 
 from .tracer.context import Context, DepthLimitContext
 from .tape import (NODE_KINDS, Argument, Branch, Constant, LintError, NestedCall, Node, Phi,
-                   PrimitiveCall, Raise, Return, Tape)
+                   PrimitiveCall, Raise, Return, Tape, Yield)
 from .tracer.track import track
 
 _LAZY = {
@@ -26,7 +26,8 @@ _LAZY = {
 }
 
 __all__ = ["track", "Tape", "Context", "DepthLimitContext", "Node", "Argument", "Constant",
-           "PrimitiveCall", "NestedCall", "Branch", "Phi", "Return", "Raise", "LintError",
+           "PrimitiveCall", "NestedCall", "Branch", "Phi", "Return", "Yield", "Raise",
+           "LintError",
            "NODE_KINDS", *_LAZY]
 __version__ = "0.1.0"
 

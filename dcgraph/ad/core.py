@@ -106,6 +106,9 @@ class Sweep:
         """Accumulate adjoint ``g`` into ``node`` (dropped for constants and non-numeric nodes)."""
         if g is None or type(node) is Constant:
             return
+        if type(g) is Sparse and type(node) in _ROUTING_KINDS and _routes_items(node):
+            self._route(node, g)
+            return
         if not carries(node.value):
             if isinstance(node.value, _NOT_REAL) and self.active(node):
                 self.cut(node)
@@ -124,6 +127,18 @@ class Sweep:
             old.merge(g)
         else:
             adj[node] = old + g
+
+    def _route(self, node, g) -> None:
+        """Item adjoints of an iterator over traced generators go through at once: the
+        generator's segments ran after the iterator was made, so the sweep meets them first."""
+        t = type(node)
+        if t is Argument or t is Phi:
+            self.add(node.source if t is Phi else node.source, g)
+        elif node._meta and "segments" in node._meta:
+            from .rules_iteration import generator_rule
+            generator_rule(self, node, g)
+        else:
+            RULES[node.fn].node(self, node, g)
 
     def active(self, node) -> bool:
         """Does ``node`` depend on a differentiated argument? (Memoised, iterative.)"""
@@ -156,6 +171,10 @@ class Sweep:
         """No rule for ``node``: fine if it does not depend on the arguments, else an error.
         A function carrying its own node rule (``_dcgraph_vjp``: those ``grad`` returns) is
         pulled back through it."""
+        if key is None and node._meta and "segments" in node._meta:
+            from .rules_iteration import generator_rule
+            generator_rule(self, node, g)            # a traced generator's items
+            return
         own = node.fn.__dict__.get("_dcgraph_vjp") if type(node.fn) is FunctionType else None
         if own is not None and key is None:
             own(self, node, g)
@@ -332,7 +351,7 @@ class Sweep:
             return
         if g is not None:
             ret = child.returned
-            if type(ret) is Return and ret.inputs:
+            if isinstance(ret, Return) and ret.inputs:     # Return, or a segment's Yield
                 self.add(ret.inputs[0], g)
         self.sweep(child)
 
@@ -353,6 +372,27 @@ class Sweep:
             self.add(src, g)
 
 
+def _routes_items(node) -> bool:
+    """Does ``node`` hand item adjoints on to traced generators (it made one, or it is an
+    ``iter``/``zip``/``enumerate`` over a value that is one or holds one)?"""
+    while True:
+        t = type(node)
+        if t is Argument or t is Phi:
+            node = node.source
+            if type(node) not in _ROUTING_KINDS:
+                return False
+            continue
+        if node._meta and "segments" in node._meta:
+            return True
+        if node.fn not in _ITEM_ROUTES:
+            return False
+        return any(_routes_items(a) for a in node.args if type(a) in _ROUTING_KINDS)
+
+
+_ITEM_ROUTES = {iter, zip, enumerate}
+_ROUTING_KINDS = {PrimitiveCall, Argument, Phi}
+
+
 def _opaque(fn) -> bool:
     """A callable without a rule whose dependencies the tape cannot show (a closure or a
     generator function run as a primitive)."""
@@ -371,8 +411,10 @@ def _dependencies(n) -> tuple:
         return ()
     if t is NestedCall and n.child is not None:
         ret = n.child.returned
-        return tuple(ret.inputs) if type(ret) is Return else ()
+        return tuple(ret.inputs) if isinstance(ret, Return) else ()
     if t is PrimitiveCall:
+        if n._meta and "segments" in n._meta:        # a traced generator: what it yielded
+            return n.inputs + tuple(n._meta["segments"])
         if n.fn_node is not None:
             return n.inputs[1:]
         return n.inputs

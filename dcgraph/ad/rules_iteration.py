@@ -19,9 +19,36 @@ def _pass(sweep, target, g) -> None:
         sweep.add(target, g)
 
 
+def generator_items(node) -> list | None:
+    """The segments of a traced generator (``node`` made it) that yielded, in order: item s of
+    the generator is segment s's yield. None when ``node`` did not make a traced generator."""
+    meta = node._meta
+    if not meta or "segments" not in meta:
+        return None
+    return [s for s in meta["segments"] if s.child is not None and s.child.returned is not None
+            and s.child.returned.kind == "Yield" and not (s._meta and s._meta.get("taken"))]
+
+
+def generator_rule(sweep, node, g):
+    """A traced generator's call: item s's adjoint goes to the s-th yield not taken by a
+    traced ``next``/``for`` (those pass adjoints directly), i.e. the s-th item a primitive
+    consumer got. (Exact when one primitive consumes the rest of the generator, as in
+    ``sum(g)``, ``list(g)``, ``zip(g, h)``.)"""
+    items = generator_items(node)
+    if type(g) is not Sparse or items is None:
+        sweep.unsupported(node, g, "a generator used as a value")
+        return
+    for s, v in g.items():
+        if type(s) is int and 0 <= s < len(items):
+            sweep.add(items[s], v)
+
+
 def item_count(sweep, node) -> int | None:
     """How many items iterating ``node``'s value gave at that time (None when unknown)."""
     v = node.value
+    items = generator_items(node)
+    if items is not None:
+        return len(items)
     if isinstance(v, (list, tuple, dict)):
         return sweep.length(node)
     if isinstance(v, np.ndarray):
@@ -56,7 +83,7 @@ def iter_rule(sweep, node, g):
 
 
 # iterator objects whose producing node has a rule mapping steps back (or that pass through)
-_ITERATOR_NODES = frozenset({"zip", "enumerate", "reversed", "dict_values", "dict_items",
+_ITERATOR_NODES = frozenset({"zip", "enumerate", "reversed", "dict_values", "dict_items", "generator",
                              "list_iterator", "tuple_iterator", "list_reverseiterator"})
 
 

@@ -343,7 +343,9 @@ def minmax_rule(sweep, node, g):
             mask = items == ans
             sweep.add(it, np.where(mask, g / mask.sum(), 0.0))
             return
-        items = list(items)
+        from .rules_iteration import generator_items
+        made = generator_items(it)               # a traced generator: its yields
+        items = [s.value for s in made] if made is not None else list(items)
         i = _chosen(items, ans)
         sweep.add(it, Sparse({i: g}))
         return

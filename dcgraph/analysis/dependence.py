@@ -31,7 +31,7 @@ from typing import Callable
 
 from ..tracer import ops
 from ..tape import (Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise,
-                    Return, Tape)
+                    Return, Tape, Yield)
 from .containers import Containers
 from .postdominators import frame_flow
 
@@ -191,7 +191,7 @@ class Dependence:
 
     def _finish_call(self, call: NestedCall) -> None:
         ret = call.child.returned
-        if type(ret) is Return:
+        if isinstance(ret, Return):        # Return, or a generator segment's Yield
             self._data[call] = self.data(ret)
         else:
             self._data[call] = _union(self.data(i) for i in call.inputs)
@@ -238,7 +238,7 @@ class Dependence:
             return None
         if t is Argument:
             self._data[n] = _union(self.data(s) for s in n.source_nodes())
-        elif t is Return:
+        elif t is Return or t is Yield:
             gate = f.own()
             self._gate[n] = gate
             self._data[n] = _union(self.data(i) for i in n.inputs) | gate
@@ -284,8 +284,24 @@ class Dependence:
                 if fall is not None:
                     f.enter(fall)
         else:
-            d = _union(self.data(i) for i in n.inputs)
+            d = _union(self.data(i) for i in n.inputs) | self._yielded(n.inputs)
         self._data[n] = d | extra
+
+    def _yielded(self, inputs) -> frozenset:
+        """What the traced generators among ``inputs`` (or iterated by them) had yielded so far:
+        their segments ran after the generator's call, inside a consumer such as ``sum(g)`` or
+        ``list(zip(g, h))``, so the consumer depends on them."""
+        out, todo, seen = EMPTY, list(inputs), 0
+        while todo and seen < 64:
+            i, seen = todo.pop(), seen + 1
+            if type(i) in (Argument, Phi) and isinstance(getattr(i, "source", None), Node):
+                todo.append(i.source)
+            elif type(i) is PrimitiveCall:
+                if i._meta and "segments" in i._meta:
+                    out = out | _union(self._data.get(s, EMPTY) for s in i._meta["segments"])
+                elif i.fn in (iter, zip, enumerate):
+                    todo.extend(i.args)
+        return out
 
     def _item(self, iterator: Node, step) -> frozenset:
         """Sources of the ``step``-th item drawn from ``iterator`` (precise for ``iter(list)``,
@@ -303,7 +319,7 @@ class Dependence:
             seq = it.args[0]
             if isinstance(seq.value, (list, tuple)):
                 return gates | self.containers.element(seq, step)
-        return self.data(iterator)
+        return self.data(iterator) | self._yielded((iterator,))
 
 
 def walk_skipping_sources(tape: Tape, source_params):

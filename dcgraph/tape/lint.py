@@ -6,7 +6,7 @@ a reference to another tape by execution-order keys computed once per tape.
 from __future__ import annotations
 
 from .nodes import (Argument, Branch, Constant, LintError, NestedCall, Node, Phi, PrimitiveCall,
-                   Raise, Return, Tape)
+                   Raise, Return, Tape, Yield)
 
 __all__ = ["lint_tape"]
 
@@ -84,6 +84,8 @@ class _Lint:
                 self.prefix[id(child)] = self.prefix[id(tape)] + (i,) \
                     if id(tape) in self.prefix else child.parent.order_key()
                 children.append(child)
+                if child.code is not None and child.code.co_flags & _CO_GENERATOR:
+                    self.segment(tape, n)
             elif t is Phi:
                 if n.inputs != (n.source,) or n.value is not n.source.value:
                     _fail(tape, n, "phi value differs from its source's")
@@ -94,12 +96,34 @@ class _Lint:
                     _fail(tape, n, "branch target differs from its edge")
             elif t is Argument:
                 self.argument(tape, n)
-            elif t is Return or t is Raise:
+            elif t is Return or t is Raise or t is Yield:
                 if i != last:
-                    _fail(tape, n, "Return/Raise before the end of the tape")
-                if t is Return and (len(n.inputs) != 1 or n.value is not n.inputs[0].value):
-                    _fail(tape, n, "return value differs from its input's")
+                    _fail(tape, n, f"{n.kind} before the end of the tape")
+                if t is not Raise and (len(n.inputs) != 1 or n.value is not n.inputs[0].value):
+                    _fail(tape, n, f"{n.kind.lower()} value differs from its input's")
+                if t is Yield and (tape.code is None or not tape.code.co_flags & _CO_GENERATOR
+                                   or tape.parent is None):
+                    _fail(tape, n, "a yield ends a tape that is not a generator's segment")
         return children
+
+    def segment(self, tape: Tape, n: NestedCall) -> None:
+        """``n`` runs a segment of a traced generator: it names the call that made the
+        generator, which lists it among its segments, in execution order; the segment
+        starts with the frame's arguments (the first) or the value sent in (the others)."""
+        maker = n.args[0] if n.args else None
+        segments = maker._meta.get("segments") if isinstance(maker, PrimitiveCall) \
+            and maker._meta else None
+        if segments is None or not any(s is n for s in segments):
+            _fail(tape, n, "generator segment without the call that made its generator")
+        k = next(j for j, s in enumerate(segments) if s is n)
+        before = self.key(segments[k - 1]) if k else None
+        if before is not None and not before < self.key(n):
+            _fail(tape, n, "generator segments out of execution order")
+        first = n.child._nodes[0] if n.child._nodes else None
+        sent = type(first) is Argument and first.name in ("(sent)", "(thrown)")
+        if (k > 0) != sent:
+            _fail(tape, n, "a generator's first segment must start with its arguments, a later "
+                  "one with the value sent or the exception thrown in")
 
     def argument(self, tape: Tape, n: Argument) -> None:
         for s in n.source_nodes():
@@ -112,6 +136,7 @@ class _Lint:
 
 
 _ABSENT = object()
+_CO_GENERATOR = 0x20
 
 
 def lint_tape(root: Tape) -> None:

@@ -24,8 +24,22 @@ Branch         control transferred along ``edge = (from_block, to_block)`` becau
 Phi            a local or stack value merged at a block entry: ``source`` is the incoming node
                along the edge ``edge = (from_block, to_block)`` actually taken
 Return         the value returned by the frame (``inputs[0]``)
+Yield          a generator frame suspended, yielding ``inputs[0]`` (a ``Return`` subclass: it
+               ends a segment as Return ends a frame)
 Raise          an exception leaving the frame (``value`` is the exception)
 =============  =================================================================================
+
+Generators are recorded one child tape per *resumption* (a segment): each time a traced
+generator frame runs (started or resumed by ``next``, a ``for`` loop, or a primitive such as
+``sum`` or ``list``), the frame that resumed it gets a ``NestedCall`` of ``next`` on the
+generator, whose child tape holds what the frame did until it yielded (ends in ``Yield``),
+returned or raised. The first segment starts with the generator's ``Argument`` nodes (sources:
+the arguments of the call that made the generator); a later one with ``Argument("(sent)")``,
+the value the resumption sent in (its source: ``v``'s node for ``g.send(v)``), or
+``Argument("(thrown)")``, the exception ``g.throw``/``g.close`` raised at the yield. Locals carry over: a segment's nodes may take inputs from
+earlier segments of the same frame (earlier in execution, so order keys still hold). The call
+that made the generator is a ``PrimitiveCall`` of the generator function whose value is the
+generator; its segments are listed in ``meta["segments"]``.
 
 Every node has ``tape``, ``index`` (position in its tape), ``inputs`` (the nodes it used, in the
 same tape or earlier in execution order), ``value`` (by reference), ``loc`` (a ``Location``) and
@@ -48,7 +62,7 @@ from .location import Location, plain_getattr
 from .views import TapeViews
 
 __all__ = ["Location", "Node", "Argument", "Constant", "PrimitiveCall", "NestedCall", "Branch",
-           "Phi", "Return", "Raise", "Tape", "LintError", "NODE_KINDS"]
+           "Phi", "Return", "Yield", "Raise", "Tape", "LintError", "NODE_KINDS"]
 
 
 class Node:
@@ -191,12 +205,17 @@ class Return(Node):
     kind = "Return"
 
 
+class Yield(Return):
+    __slots__ = ()
+    kind = "Yield"
+
+
 class Raise(Node):
     __slots__ = ()
     kind = "Raise"
 
 
-NODE_KINDS = (Argument, Constant, PrimitiveCall, NestedCall, Branch, Phi, Return, Raise)
+NODE_KINDS = (Argument, Constant, PrimitiveCall, NestedCall, Branch, Phi, Return, Yield, Raise)
 
 
 _BUILDING = object()              # Tape._build while its builder runs

@@ -174,7 +174,8 @@ def _format_node(n: Node) -> str:
     if isinstance(n, Phi):
         return f"{head}φ {n.name} = {ref(n.source, here)} (from §{n.edge[0]})"
     if isinstance(n, Return):
-        return f"{head}return {ref(n.inputs[0], here)} = {short_repr(n.value)}"
+        verb = "yield" if n.kind == "Yield" else "return"
+        return f"{head}{verb} {ref(n.inputs[0], here)} = {short_repr(n.value)}"
     if isinstance(n, Raise):
         return f"{head}{loc}raise {short_repr(n.value)}"
     return f"{head}{n.kind}"

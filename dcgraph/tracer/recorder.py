@@ -14,13 +14,15 @@ an instrumented copy (traced). The user's call still runs in the user's frame.
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 import types
 import weakref
 
 from .classes import traced_target
 
-__all__ = ["BlockMark", "EntryMark", "Run", "enter", "Missing"]
+__all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "enter",
+           "enter_generator", "Missing"]
 
 _state = threading.local()
 
@@ -49,7 +51,33 @@ class EntryMark:
         return f"<entry {self.info.code.co_qualname}>"
 
 
-MARK_TYPES = (BlockMark, EntryMark)
+class ResumeMark:
+    """Logged when a traced generator frame starts or resumes; the next event is the frame
+    object (which generator), then the argument tuple (start) or the value sent in (resume)."""
+
+    __slots__ = ("info",)
+
+    def __init__(self, info):
+        self.info = info
+
+    def __repr__(self):
+        return f"<resume {self.info.code.co_qualname}>"
+
+
+class MadeMark:
+    """Logged by a traced generator function's call (``starter``) after it made the
+    generator; the next event is the generator's frame object, then the call's value."""
+
+    __slots__ = ("info",)
+
+    def __init__(self, info):
+        self.info = info
+
+    def __repr__(self):
+        return f"<made {self.info.code.co_qualname}>"
+
+
+MARK_TYPES = (BlockMark, EntryMark, ResumeMark, MadeMark)
 
 
 class Missing(Exception):
@@ -127,12 +155,20 @@ class Run:
         self.levels.append(self.level_class(self, 0))     # the root's, always needed
         self.next_depth = 0
         self.unsupported: dict = {}     # code -> reason it was not instrumented
+        self.generators: dict = {}      # id(frame) -> call depth, for generators made here
+        self.closed = False
+        self.log_end = None             # len(log) at close: a generator resumed later logs past it
 
     def close(self) -> None:
-        """The run is over (no instrumented frame of it can call its hooks again): drop the
-        levels, which refer back to the run, so the run is freed without the cycle collector."""
+        """The run is over: drop the levels, which refer back to the run, so the run is freed
+        without the cycle collector. A generator frame of this run resumed later still holds
+        its level's hook and ``append``: it decides every call primitive, and the replay
+        ignores what it logs past ``log_end``."""
+        self.closed = True
+        self.log_end = len(self.log)
         for level in self.levels:
             level.hook_method = None
+            level.memo_get = _no_entry
         self.levels.clear()
 
     def level(self, depth: int) -> Level:
@@ -143,6 +179,8 @@ class Run:
 
     def decide(self, f, level: Level):
         """Decide and memoise per level (bound methods are rebuilt per call, not memoised)."""
+        if self.closed:
+            return f                     # a generator of this run resumed after it ended
         target = f.__func__ if type(f) is types.MethodType else f
         if type(target) is types.FunctionType and not self.ctx.is_primitive(target, level.depth + 1):
             traced = self.instrumented_function(target)
@@ -171,8 +209,13 @@ class Run:
         return traced if isinstance(f, type) else types.MethodType(traced, f)
 
     def instrumented_function(self, fn: types.FunctionType):
-        """A copy of ``fn`` running instrumented code, or None when it cannot be traced."""
-        return instrumented_copy(fn, self.unsupported)
+        """A copy of ``fn`` running instrumented code, or None when it cannot be traced. Under
+        a depth-dependent context a generator stays primitive: its frames run at the depth
+        of whatever resumes them, not of the call that made it."""
+        copy = instrumented_copy(fn, self.unsupported)
+        if copy is not None and self.ctx.depth_dependent and fn.__code__.co_flags & 0x20:
+            return None
+        return copy
 
 
 _copies: dict = {}     # id(function) -> (weakref to it, its code, instrumented copy or None)
@@ -203,6 +246,8 @@ def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
         copy.__kwdefaults__ = fn.__kwdefaults__
         copy.__qualname__ = fn.__qualname__
         copy.__dict__.update(fn.__dict__)
+        if info.generator:
+            copy = _starter(copy, info, fn)
     if info.error is not None and info.transient:
         return None                      # e.g. a RecursionError: try again next time
     # the oldest entries; the keys are listed in one C call: ``_forget`` may run at any
@@ -214,11 +259,12 @@ def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
     return copy
 
 
-def _forget(key: int, ref) -> None:
-    """``fn`` was collected: drop its entry (unless the id was reused meanwhile)."""
-    hit = _copies.get(key)
+def _forget(key: int, ref, copies: dict = _copies) -> None:
+    """``fn`` was collected: drop its entry (unless the id was reused meanwhile). The cache is
+    bound as a default: at interpreter exit the module's globals may already be gone."""
+    hit = copies.get(key)
     if hit is not None and hit[0] is ref:
-        _copies.pop(key, None)
+        copies.pop(key, None)
 
 
 def _instrument(code):
@@ -228,6 +274,50 @@ def _instrument(code):
 
 def _discard(_value):
     return None
+
+
+def _no_entry(_key):
+    return None
+
+
+def _starter(copy: types.FunctionType, info, fn: types.FunctionType):
+    """A function making ``copy``'s generator and logging, into the active run, the made
+    mark and the generator's frame object (the frame's identity in the log)."""
+    made = info.made_mark
+
+    def start(*args, **kwargs):
+        generator = copy(*args, **kwargs)
+        run = getattr(_state, "run", None)
+        if run is not None and not run.closed:
+            frame = generator.gi_frame
+            run.generators[id(frame)] = run.next_depth
+            run.log.append(made)
+            run.log.append(frame)
+        return generator
+
+    start.__name__, start.__qualname__ = fn.__name__, fn.__qualname__
+    start.__defaults__, start.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    start.__wrapped__ = fn
+    return start
+
+
+def enter_generator(mark, args: tuple):
+    """Called by an instrumented generator frame when it first runs: if a traced call of the
+    active run made it, log its start (mark, frame, arguments) and return (append, hook,
+    frame); else (a generator of another run) log nothing and trace nothing."""
+    frame = sys._getframe(1)
+    run = getattr(_state, "run", None)
+    if run is None or run.closed:
+        return _discard, _identity, None
+    depth = run.generators.pop(id(frame), None)
+    if depth is None:
+        return _discard, _identity, None
+    level = run.levels[depth] if depth < len(run.levels) else run.level(depth)
+    append = level.append
+    append(mark)
+    append(frame)
+    append(args)
+    return append, level.hook_method, frame
 
 
 def _identity(f):

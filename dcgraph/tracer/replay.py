@@ -16,7 +16,8 @@ from __future__ import annotations
 import types
 
 from .instrument.semantics311 import Folded, Placeholder
-from .recorder import MARK_TYPES, EntryMark, Missing
+from .recorder import MARK_TYPES, BlockMark, EntryMark, MadeMark, Missing, ResumeMark
+from . import generators
 from ..tape import (Argument, Branch, Constant, Location, NestedCall, Node, Phi, PrimitiveCall,
                    Raise, Return, Tape)
 import numpy as np
@@ -26,6 +27,8 @@ from .aliasing import ArrayAliasing, flat_write_target, possible_writes
 from .classes import instance_self
 
 ndarray = np.ndarray
+_RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send,
+             types.GeneratorType.throw)
 
 __all__ = ["Replay", "ReplayError"]
 
@@ -49,6 +52,9 @@ class Replay:
         self.int_literals: dict = {}
         self.aliasing = ArrayAliasing()
         self.raised_by: dict = {}      # id(exception) -> the node whose value was raised
+        self.generators: dict = {}     # id(generator frame object) -> GeneratorState
+        self.current: Frame | None = None   # the frame being replayed (reads the log)
+        self.resumed = None            # the segment that last yielded (``generators``)
 
     # -- events ------------------------------------------------------------------------------
     def take(self):
@@ -58,12 +64,57 @@ class Replay:
         except IndexError:
             raise Missing from None
         if type(event) in MARK_TYPES:
+            if self.settle():
+                return self.take()
             raise Missing
         self.pos = pos + 1
         return event
 
     def peek(self):
-        return self.log[self.pos] if self.pos < len(self.log) else None
+        if self.pos >= len(self.log):
+            return None
+        event = self.log[self.pos]
+        if (type(event) is ResumeMark or type(event) is BlockMark and event.handler
+                and event.info.generator) and self.settle():
+            return self.peek()
+        return event
+
+    def settle(self) -> bool:
+        """Replay the generator segments that ran at this point of the log (``generators``):
+        resumptions, and exceptions thrown into a suspended generator frame; True if any."""
+        log, start = self.log, self.pos
+        while self.pos < len(log):
+            event = log[self.pos]
+            if type(event) is ResumeMark:
+                generators.resume(self)
+            elif type(event) is BlockMark and event.handler and event.info.generator \
+                    and log[self.pos + 1] is not getattr(self.current, "token", None):
+                generators.resume(self, thrown=True)
+            else:
+                break
+        return self.pos != start
+
+    def drive(self, frame: "Frame", steps) -> bool:
+        """Replay ``frame`` (its ``replay_steps`` generator ``steps``) and every frame it traced
+        into, with an explicit stack of frames (the depth never depends on the recursion limit);
+        return True when ``frame``, a generator, suspended at a yield."""
+        previous = self.current
+        frames = [(frame, steps)]
+        try:
+            while frames:
+                top, top_steps = frames[-1]
+                self.current = top
+                try:
+                    child = next(top_steps)
+                except StopIteration:
+                    frames.pop()
+                    continue
+                if child is generators.SUSPENDED:
+                    return True
+                frames.append((child, child.replay_steps()))
+            return False
+        finally:
+            self.current = previous
 
     def take_mark(self, mark):
         if self.peek() is not mark:
@@ -147,6 +198,8 @@ class Frame:
         self.ops = info.ops
         self.callee: Frame | None = None   # a traced callee to replay before going on
         self.call_node: NestedCall | None = None   # the caller's node of this frame
+        self.token = None              # a generator's frame object (its identity in the log)
+        self.thrown = False            # a suspended generator resumes by raising at its yield
 
     # -- helpers the opcode handlers use ----------------------------------------------------
     def loc(self, i: int) -> Location:
@@ -228,14 +281,7 @@ class Frame:
     def run(self) -> None:
         """Replay this frame and every frame it traced into, with an explicit stack of frames
         (the replay's depth never depends on the recursion limit)."""
-        frames = [self.replay_steps()]
-        while frames:
-            try:
-                child = next(frames[-1])
-            except StopIteration:
-                frames.pop()
-                continue
-            frames.append(child.replay_steps())
+        self.r.drive(self, self.replay_steps())
 
     def replay_steps(self):
         """This frame's replay as a generator: it yields each traced callee's Frame, which the
@@ -253,7 +299,11 @@ class Frame:
                     if self.callee is not None:
                         callee, self.callee = self.callee, None
                         yield callee
-                        self.returned_from(callee)
+                        if callee is not generators.SUSPENDED:
+                            self.returned_from(callee)
+                        elif self.thrown:        # resumed by an exception thrown in
+                            self.thrown = False
+                            raise Missing
             except Missing:
                 handler = self.exception_at(i)
                 if handler is None:
@@ -308,7 +358,7 @@ class Frame:
         h = self.s.handler_of[i]
         mark = self.info.marks[h] if h is not None else None
         if mark is not None and self.r.peek() is mark:
-            self.r.pos += 1
+            self.r.pos += 2 if self.info.generator else 1     # a generator's: its frame too
             exc = self.r.log[self.r.pos]
             self.r.pos += 1
             self.r.exception_caught(exc)
@@ -349,7 +399,17 @@ class Frame:
         if type(ev) is EntryMark:
             self.nested_call(i, ev, f, fn, fn_node, method, args, kwargs, via)
             return
+        if type(ev) is MadeMark:
+            generators.made(self, i, f, fn, fn_node, method, args, kwargs, via)
+            return
         value = self.r.take()
+        if self.r.resumed is not None and fn in _RESUMERS and args:
+            segment = generators.resumed_item(
+                self, value, args[0].value,
+                args[1] if len(args) == 2 and fn is _RESUMERS[2] else None, fn)
+            if segment is not None:      # next(g), g.send(v) of a traced generator: its segment
+                self.stack.append(segment)
+                return
         node = self.add(PrimitiveCall(fn, args, kwargs, value, self.loc(i), fn_node, method))
         node.via = via
         target = _mutated_node(fn, args, kwargs)

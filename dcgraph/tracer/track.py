@@ -15,6 +15,7 @@ from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 __all__ = ["track"]
 
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
+_GENERATOR = 0x20              # CO_GENERATOR
 
 
 def track(f, *args, ctx: Context | None = None, **kwargs):
@@ -30,7 +31,8 @@ def track(f, *args, ctx: Context | None = None, **kwargs):
     run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT)
     target = f.__func__ if type(f) is types.MethodType else f
     traced = None
-    if type(target) is types.FunctionType and not run.ctx.is_primitive(target, 0):
+    if type(target) is types.FunctionType and not target.__code__.co_flags & _GENERATOR \
+            and not run.ctx.is_primitive(target, 0):    # a generator root runs after track
         traced = run.instrumented_function(target)
     call = f
     if traced is not None:
@@ -88,7 +90,10 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
 def _build(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> None:
     """Replay the run's log into ``tape`` (called once, by ``Tape.nodes``). The replay keeps
     its own stack of frames: it changes nothing process-wide (no recursion limit)."""
-    replay = Replay(run.log, run.ctx, exc)
+    log = run.log      # past log_end: a generator of this run resumed after it ended
+    if run.log_end is not None and run.log_end != len(log):
+        log = log[:run.log_end]
+    replay = Replay(log, run.ctx, exc)
     first = replay.peek()
     if type(first) is not EntryMark:
         _primitive_root(tape, f, args, kwargs, exc, result, raised)  # failed before entry

@@ -94,12 +94,14 @@ del _name
 
 # Code using these is left untraced (recorded as a primitive call): module and class bodies,
 # generators and coroutines.
-UNSUPPORTED = {"LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS", "YIELD_VALUE",
-               "SEND", "RETURN_GENERATOR", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
+UNSUPPORTED = {"LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS",
+               "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
                "BEFORE_ASYNC_WITH", "END_ASYNC_FOR", "ASYNC_GEN_WRAP", "GET_YIELD_FROM_ITER"}
 
-# Code flags of generators, coroutines and async generators (never instrumented).
+# Code flags of generators, coroutines and async generators, and of those that are traced
+# (plain generators: ``yield`` and resume marks; ``yield from``/``await`` stay unsupported).
 GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
+TRACED_GENERATOR_FLAGS = 0x20
 
 
 def multi_count(ins) -> int:
@@ -123,7 +125,7 @@ _POPS_FIXED = {
     "POP_TOP": 1, "RETURN_VALUE": 1, "RERAISE": 1, "POP_EXCEPT": 1, "IMPORT_STAR": 1,
     "PRINT_EXPR": 1, "CHECK_EXC_MATCH": 1, "LIST_APPEND": 1, "SET_ADD": 1, "LIST_EXTEND": 1,
     "SET_UPDATE": 1, "DICT_UPDATE": 1, "DICT_MERGE": 1, "PUSH_EXC_INFO": 1,
-    "PRECALL": 0, "KW_NAMES": 0, "STORE_FAST": 1,
+    "PRECALL": 0, "KW_NAMES": 0, "STORE_FAST": 1, "YIELD_VALUE": 1,
 }
 
 
@@ -135,6 +137,8 @@ def stack_io(ins, jump: bool = False) -> tuple[int, int]:
     name, arg = ins.name, ins.arg
     if name == "PRECALL" or name == "KW_NAMES":
         return 0, 0
+    if name == "RETURN_GENERATOR":
+        return 0, 1       # the value the first resumption sends (None), popped at once
     if name == "CALL":
         return arg + 2, 1
     if name == "CALL_FUNCTION_EX":

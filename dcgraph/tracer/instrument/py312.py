@@ -46,6 +46,8 @@ PROBE_KIND.update({"BINARY_SLICE": "value", "CALL_INTRINSIC_1": "value",
 
 # Class bodies and annotation scopes (3.12's LOAD_LOCALS, LOAD_FROM_DICT_OR_*), generators'
 # send/throw machinery: left untraced like 3.11's module bodies and generators.
+# Generators stay primitive calls here (their resume and yield layout is not yet tabled).
+TRACED_GENERATOR_FLAGS = 0
 UNSUPPORTED = py311.UNSUPPORTED | {"LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",
                                    "LOAD_FROM_DICT_OR_DEREF", "END_SEND", "CLEANUP_THROW"}
 

@@ -18,6 +18,7 @@ from bytecode import CellVar, FreeVar, Instr
 from . import py312
 from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,  # noqa: F401
                     FOLDABLE_TESTS, FOLDING_JUMPS, GENERATOR_FLAGS, INPLACE_FIRST, LITERAL_LOADS,
+                    TRACED_GENERATOR_FLAGS,
                     TERMINATORS, UNARY_OPS, UNCONDITIONAL_JUMPS, UNSUPPORTED, call_instrs,
                     compare_index, multi_count)
 

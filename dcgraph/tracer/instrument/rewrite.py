@@ -14,7 +14,7 @@ import types
 
 from bytecode import Bytecode, Instr, TryBegin
 
-from ..recorder import BlockMark, EntryMark, enter
+from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark, enter, enter_generator
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .versions import opcode_table, semantics
@@ -62,6 +62,10 @@ class CodeInfo:
         self.params: tuple = ()
         self.cell_params: tuple = ()
         self.ops: list[Op] = []          # the replay's view of the original instructions
+        self.generator = bool(code.co_flags & ops.TRACED_GENERATOR_FLAGS)
+        self.hidden = _HIDDEN + self.generator   # a generator's frame object lies under them
+        self.resume_mark = ResumeMark(self) if self.generator else None
+        self.made_mark = MadeMark(self) if self.generator else None
 
     def __repr__(self):
         return f"<CodeInfo {self.code.co_qualname}{' (unsupported)' if self.error else ''}>"
@@ -89,8 +93,9 @@ def instrument(code: types.CodeType) -> CodeInfo:
 
 def _build(code: types.CodeType) -> CodeInfo:
     info = CodeInfo(code)
-    if code.co_flags & ops.GENERATOR_FLAGS:
-        info.error = "generators and coroutines are recorded as primitive calls"
+    if code.co_flags & ops.GENERATOR_FLAGS and not info.generator:
+        info.error = ("generators are recorded as primitive calls on this Python" if
+                      code.co_flags & 0x20 else "coroutines are recorded as primitive calls")
         return info
     try:
         bc = Bytecode.from_code(code)
@@ -214,12 +219,21 @@ def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) ->
     raise AssertionError(kind)
 
 
+def _resumed(depth: int, info: CodeInfo, loc) -> list:
+    """After a generator's RESUME: log its resume mark, its frame (the slot under the hook)
+    and the value sent in (the top of the stack)."""
+    return (_log(depth, [Instr("LOAD_CONST", info.resume_mark, location=loc)], loc)
+            + _log(depth, [Instr("COPY", depth + 5, location=loc)], loc)
+            + _log(depth, [Instr("COPY", 3, location=loc)], loc))
+
+
 def _prologue(info: CodeInfo, loc) -> list:
     code = info.code
     from bytecode import CellVar
-    seq = [Instr("LOAD_CONST", enter, location=loc)]
+    seq = [Instr("LOAD_CONST", enter_generator if info.generator else enter, location=loc)]
     seq.insert(0 if ops.NULL_FIRST else 1, Instr("PUSH_NULL", location=loc))
-    seq.append(Instr("LOAD_CONST", info.entry_mark, location=loc))
+    seq.append(Instr("LOAD_CONST", info.resume_mark if info.generator else info.entry_mark,
+                     location=loc))
     for p in info.params:
         if p in code.co_cellvars:
             seq.append(Instr("LOAD_DEREF", CellVar(p), location=loc))
@@ -228,7 +242,7 @@ def _prologue(info: CodeInfo, loc) -> list:
     for p in info.cell_params:
         seq.append(Instr(ops.LOAD_CLOSURE, CellVar(p), location=loc))
     seq += [Instr("BUILD_TUPLE", len(info.params) + len(info.cell_params), location=loc),
-            *ops.call_instrs(2, loc), Instr("UNPACK_SEQUENCE", 2, location=loc)]
+            *ops.call_instrs(2, loc), Instr("UNPACK_SEQUENCE", info.hidden, location=loc)]
     return seq
 
 
@@ -240,7 +254,7 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
     for item in bc:
         if isinstance(item, TryBegin):
             depth, lasti = s.blocks[s.label_block[id(item.target)]].handler
-            item.stack_depth, item.push_lasti = depth + _HIDDEN, lasti
+            item.stack_depth, item.push_lasti = depth + info.hidden, lasti
         if not isinstance(item, Instr):
             out.append(item)
             continue
@@ -260,6 +274,8 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
             else:
                 out += _log(block.depth, [Instr("LOAD_CONST", mark, location=loc)], loc)
             if block.handler is not None:
+                if info.generator:      # which generator frame caught it (it may be thrown in)
+                    out += _log(block.depth, [Instr("COPY", block.depth + 5, location=loc)], loc)
                 out += _log(block.depth, [Instr("COPY", 3, location=loc)], loc)
         call = ops.hook_site(s.instrs, i)
         if call is not None:
@@ -279,6 +295,8 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
         if name == "RESUME" and not resumed:
             resumed = True
             out += _prologue(info, loc)
+        elif name == "RESUME" and info.generator:
+            out += _resumed(s.depth_before[i], info, loc)
         kind = info.probe[i]
         if kind is not None:
             out += _probe_after(info, s, i, ins, kind)

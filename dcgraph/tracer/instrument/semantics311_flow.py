@@ -7,6 +7,7 @@ from ...tape.nodes import Node
 from . import py311
 from .semantics311 import _pop_n, handles
 from .. import ops
+from ..generators import resumed_item, yield_value
 
 __all__ = []
 
@@ -98,10 +99,25 @@ def _for_iter(f, ins, i):
         f.branch(i, it, block.jump, block.fall, True, False, "exhausted")
         return
     value = f.r.take()
+    f.next_block = block.fall
+    if f.r.resumed is not None:
+        segment = resumed_item(f, value, it.value)
+        if segment is not None:          # a traced generator's item: the segment yielding it
+            f.stack.append(segment)
+            return
     step = f.steps.get(id(it), 0)
     f.steps[id(it)] = step + 1
     f.stack.append(f.call(ops.next_item, (it, f.r.literal(step)), value, i))
-    f.next_block = block.fall
+
+
+@handles("RETURN_GENERATOR")
+def _return_generator(f, ins, i):
+    f.stack.append(f.r.literal(None))    # what the first resumption sends (popped at once)
+
+
+@handles("YIELD_VALUE")
+def _yield_value(f, ins, i):
+    yield_value(f, i)
 
 
 @handles("RETURN_VALUE")

@@ -1,0 +1,138 @@
+"""Replaying traced generator frames: creation, resumption segments, suspension.
+
+A traced generator frame logs a ``ResumeMark``, its frame object and its arguments when it
+starts, the mark, the frame and the value sent in each time it resumes, and nothing when it
+yields (the replay reaches its ``YIELD_VALUE``). Its events therefore interleave with those of
+whatever resumed it (a traced frame's ``for`` or ``next``, or a primitive such as ``sum``):
+the replay meets a ``ResumeMark`` wherever it reads the log (``Replay.settle``), adds a
+``NestedCall`` of ``next`` in the frame being replayed, and drives the generator's own
+``Frame`` into that call's child tape (a *segment*) until it yields, returns or raises. The
+generator's ``Frame`` (stack, locals, block position) persists from segment to segment.
+
+An exception thrown into a suspended generator (``throw``, ``close``) at a ``yield`` inside
+``try``/``with`` logs the handler's mark followed by the frame object and the exception: the
+replay resumes the frame by raising at its yield, in a segment of ``throw`` that starts with
+``Argument("(thrown)")``. At a ``yield`` outside ``try`` nothing runs and nothing is logged: the
+frame ends there, and its last segment ends with that ``Yield``.
+"""
+from __future__ import annotations
+
+import types
+
+from ..tape import Argument, NestedCall, PrimitiveCall, Tape, Yield
+
+__all__ = ["GeneratorState", "made", "resume", "SUSPENDED", "resumed_item"]
+
+SUSPENDED = object()    # yielded by a generator Frame's replay_steps at YIELD_VALUE
+
+
+class GeneratorState:
+    """One traced generator frame: the call that made it and its replay, between segments."""
+
+    __slots__ = ("node", "info", "fn", "positional", "keywords", "frame", "steps", "done")
+
+    def __init__(self, node: PrimitiveCall, info, fn, positional, keywords):
+        self.node, self.info, self.fn = node, info, fn
+        self.positional, self.keywords = positional, keywords
+        self.frame = None
+        self.steps = None
+        self.done = False
+
+
+def made(frame, i: int, f, fn, fn_node, method, args, kwargs, via) -> None:
+    """The call at instruction ``i`` of ``frame`` made a traced generator (the ``MadeMark``
+    is next in the log, then the generator's frame object, then the generator)."""
+    r = frame.r
+    info = r.log[r.pos].info
+    gen_frame = r.log[r.pos + 1]
+    r.pos += 2
+    value = r.take()
+    if type(f) is types.MethodType and not method:
+        from .replay import _owner_node
+        args = [_owner_node(fn_node, f.__self__)] + list(args)
+    node = frame.add(PrimitiveCall(fn, args, kwargs, value, frame.loc(i), fn_node, method))
+    node.via = via
+    node.meta["segments"] = []
+    target = f.__func__ if type(f) is types.MethodType else f
+    r.generators[id(gen_frame)] = GeneratorState(node, info, target, list(args), kwargs)
+    frame.stack.append(node)
+
+
+def resume(r, thrown: bool = False) -> None:
+    """Replay one segment of the generator frame whose ``ResumeMark`` (or, ``thrown``, whose
+    handler's mark: an exception thrown in at a yield) is next in the log, as a NestedCall in
+    the frame currently replayed (``r.current``)."""
+    from .replay import Frame, ReplayError
+    mark, gen_frame = r.log[r.pos], r.log[r.pos + 1]
+    state = r.generators.get(id(gen_frame))
+    if state is None or state.done or (thrown and state.frame is None):
+        raise ReplayError(f"{mark!r} at event {r.pos} of a generator frame not made by this run")
+    if not thrown:
+        r.pos += 2
+    consumer = r.current
+    node = NestedCall(next, (state.node,), None, None, state.node.loc)
+    consumer.add(node)
+    child = Tape(state.info.code, state.fn, parent=node)
+    node.child = child
+    if state.frame is None:
+        frame = state.frame = Frame(r, state.info, child)
+        frame.token = gen_frame
+        frame.call_node = node
+        frame.enter(state.positional, state.keywords)
+        state.steps = frame.replay_steps()
+    elif thrown:                 # the handler reads mark, frame and exception itself
+        frame = state.frame
+        frame.tape, frame.call_node, frame.thrown = child, node, True
+        frame.add(Argument("(thrown)", r.log[r.pos + 2]))
+        node.fn = types.GeneratorType.throw
+    else:
+        frame = state.frame
+        frame.tape = child
+        frame.call_node = node
+        sent = r.log[r.pos]
+        r.pos += 1
+        frame.stack.append(frame.add(Argument("(sent)", sent)))
+    state.node.meta["segments"].append(node)
+    exc = r.log[r.pos + 2] if thrown else None
+    suspended = r.drive(frame, state.steps)
+    ret = child.returned
+    if thrown and ret is not None and ret.kind == "Raise" and ret.value is None \
+            and ret in r.pending_raises:     # the thrown exception left the frame again (close)
+        ret.value = exc
+        r.pending_raises.remove(ret)
+    if not suspended:
+        state.done = True
+    value = ret.value if ret is not None and not ret.kind == "Raise" else None
+    node.value = node.result = value
+    r.resumed = node if suspended else None
+
+
+def resumed_item(frame, value, iterator, sent=None, fn=next):
+    """The segment that just yielded ``value`` to ``frame`` from the generator ``iterator``
+    (a ``for`` loop, ``next(g)``, ``g.send(v)`` with ``sent`` the node of ``v``, or
+    ``g.throw(e)``), taken once; or None. It stands for the item: the consumer's node is the
+    segment itself."""
+    r = frame.r
+    node = r.resumed
+    if node is None or node.value is not value or node.tape is not frame.tape \
+            or node.args[0].value is not iterator:
+        return None
+    if (fn is types.GeneratorType.throw) != (node.fn is types.GeneratorType.throw):
+        return None
+    r.resumed = None
+    node.meta["taken"] = True            # its item is this node, not an item of the generator
+    if sent is not None:
+        first = node.child._nodes[0]
+        if type(first) is Argument and first.name == "(sent)" and first.value is sent.value:
+            first.source = sent          # the sent value's node, in the consumer
+            node.fn, node.args = types.GeneratorType.send, (node.args[0], sent)
+            node.inputs = node.args
+    return node
+
+
+def yield_value(frame, i: int) -> None:
+    """YIELD_VALUE: the segment ends with ``Yield``; the frame suspends."""
+    value = frame.use()
+    frame.add(Yield((value,), value.value, frame.loc(i)))
+    frame.tape.result = value.value
+    frame.callee = SUSPENDED
