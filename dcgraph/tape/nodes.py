@@ -42,9 +42,16 @@ that made the generator is a ``PrimitiveCall`` of the generator function whose v
 generator; its segments are listed in ``meta["segments"]``.
 
 Every node has ``tape``, ``index`` (position in its tape), ``inputs`` (the nodes it used, in the
-same tape or earlier in execution order), ``value`` (by reference), ``loc`` (a ``Location``) and
-``meta``, a dict created on first access, where consumers (the backward pass, random-variable
-analysis, Gen, BUGS) write.
+same tape or earlier in execution order), ``value`` (by reference), ``loc`` (a ``Location``),
+``names`` and ``meta``, a dict created on first access, where consumers (the backward pass,
+random-variable analysis, Gen, BUGS) write.
+
+``names`` is the tuple of variable names the frame bound the node's value to, in the order of the
+stores: locals, globals and closure cells by their name (``a = b = x*2`` binds both, ``x += 1``
+binds ``x``, as do ``for x in``, ``with ... as x``, ``a, b = ...`` and comprehension variables),
+attributes as ``obj.attr`` where the object has a name (``self.mu``). An Argument starts with its
+parameter's name and a Phi with its local's. Subscript stores bind no name, and only nodes of the
+storing frame's own tape are named (a literal, shared by every run, never is).
 
 Mutation is explicit: a node that mutates a container (``operator.setitem``, ``list.append``, an
 in-place operator, ...) has ``mutates`` set to the container and becomes its latest *version*:
@@ -68,7 +75,7 @@ __all__ = ["Location", "Node", "Argument", "Constant", "PrimitiveCall", "NestedC
 class Node:
     """Base of the node kinds; see the module docstring for the closed set."""
 
-    __slots__ = ("tape", "index", "inputs", "value", "loc", "_meta")
+    __slots__ = ("tape", "index", "inputs", "value", "loc", "_meta", "names")
     kind = "Node"
 
     def __init__(self, inputs: tuple, value: Any, loc: Location | None = None):
@@ -78,6 +85,12 @@ class Node:
         self.value = value
         self.loc = loc
         self._meta = None
+        self.names: tuple[str, ...] = ()
+
+    def bind(self, name: str) -> None:
+        """Record that the frame bound this node's value to ``name`` (once per name)."""
+        if name not in self.names:
+            self.names += (name,)
 
     @property
     def meta(self) -> dict:
@@ -115,6 +128,7 @@ class Argument(Node):
     def __init__(self, name: str, value, source=None, loc=None):
         super().__init__((), value, loc)
         self.name, self.source = name, source
+        self.names = (name,)
 
     def source_nodes(self) -> tuple:
         """The caller's nodes bound to this parameter, flattened (absent ones, such as the
@@ -153,8 +167,8 @@ class PrimitiveCall(Node):
             kwargs, inputs = {}, args
         if fn_node is not None:
             inputs = (fn_node,) + inputs
-        self.tape, self.index, self.inputs, self.value, self.loc, self._meta = \
-            None, -1, inputs, value, loc, None
+        self.tape, self.index, self.inputs, self.value, self.loc, self._meta, self.names = \
+            None, -1, inputs, value, loc, None, ()
         self.fn, self.fn_node, self.args, self.kwargs = fn, fn_node, args, kwargs
         self.method = method
         self.mutates = None
@@ -198,6 +212,8 @@ class Phi(Node):
     def __init__(self, name: str, source: Node, edge: tuple, loc=None):
         super().__init__((source,), source.value, loc)
         self.name, self.source, self.edge = name, source, edge
+        if name.isidentifier():          # a local's phi (a stack slot's is ``stack[j]``)
+            self.names = (name,)
 
 
 class Return(Node):
@@ -367,7 +383,12 @@ class Tape(TapeViews):
 
     def find(self, fn=None, kind=None, name=None, line=None,
              where: Callable[[Node], bool] | None = None) -> list[Node]:
-        """Nodes under this tape matching all given criteria (callable or its name, kind, ...)."""
+        """Nodes under this tape and its child tapes, in execution order, matching all given
+        criteria: ``fn`` (the callable or its name), ``kind``, ``name``, ``line``, ``where``.
+
+        ``name`` matches the nodes bound to that name (``name in node.names``: stores to a
+        local, global, cell or attribute such as ``"self.mu"``, parameters, phis of a local)
+        and the nodes whose own ``name`` it is (a global or closure Constant read under it)."""
         out = []
         for n in self.walk():
             if kind is not None and not (n.kind == kind or (isinstance(kind, type) and isinstance(n, kind))):
@@ -379,7 +400,7 @@ class Tape(TapeViews):
                     continue
                 if not isinstance(fn, str) and n.fn is not fn:
                     continue
-            if name is not None and getattr(n, "name", None) != name:
+            if name is not None and name not in n.names and getattr(n, "name", None) != name:
                 continue
             if line is not None and n.line != line:
                 continue

@@ -1,10 +1,13 @@
 """The plain text dump of a tape: one node per line, nested calls indented.
 
     @0: Argument n = 2
-    @2: [L4] @1.random() = 0.6778
+    @2: [L4] u = @1.random() = 0.6778
     @3: goto §2 since @2 < 0.3 == False
     @4: [L5] geom(@0 + 1 ...) = 3      (then the callee's tape, indented)
     @5: return @4 = 3
+
+A node bound to variables shows their names before what it did, in the order of the stores
+(``a = b = @3 * 2 = 4``); an Argument's or Phi's own name is not repeated.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from .nodes import (Argument, Branch, Constant, NestedCall, Node, Phi, Primitive
                    Return, Tape)
 
 __all__ = ["format_tape", "format_node", "short_repr", "ref", "call_text", "printable",
-           "int_text"]
+           "int_text", "shown_names", "names_text"]
 
 BINARY_SYMBOLS = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -138,6 +141,17 @@ def call_text(n: PrimitiveCall) -> str:
     return f"{callee}({', '.join(rest)})"
 
 
+def shown_names(n: Node) -> tuple:
+    """The names a view writes for ``n``: its ``names`` less its own (an Argument's, a Phi's)."""
+    own = getattr(n, "name", None)
+    return tuple(x for x in n.names if x != own)
+
+
+def names_text(n: Node) -> str:
+    """``a = b = `` for a node bound to ``a`` and ``b``; ``''`` when it has no names to show."""
+    return "".join(f"{x} = " for x in shown_names(n))
+
+
 def format_node(n: Node) -> str:
     """One line for one node (without indentation or its child tape), printable."""
     return printable(_format_node(n))
@@ -147,18 +161,18 @@ def _format_node(n: Node) -> str:
     head = f"@{n.index}: "
     here = n.tape
     loc = f"[L{n.line}] " if n.line is not None else ""
+    named = names_text(n) if n.names else ""
     if isinstance(n, Argument):
-        src = ""
-        return f"{head}Argument {n.name} = {short_repr(n.value)}{src}"
+        return f"{head}{named}Argument {n.name} = {short_repr(n.value)}"
     if isinstance(n, Constant):
-        return f"{head}{loc}Constant {n.name} = {short_repr(n.value)}"
+        return f"{head}{loc}{named}Constant {n.name} = {short_repr(n.value)}"
     if isinstance(n, PrimitiveCall):
         if isinstance(n, NestedCall) and n.child is not None and n.child.raised:
             raised = n.child.nodes[-1].value
-            return f"{head}{loc}{call_text(n)} raised {short_repr(raised)}"
+            return f"{head}{loc}{named}{call_text(n)} raised {short_repr(raised)}"
         if n.mutates is not None:
-            return f"{head}{loc}{call_text(n)} ⇒ {short_repr(n.value)}"
-        return f"{head}{loc}{call_text(n)} = {short_repr(n.value)}"
+            return f"{head}{loc}{named}{call_text(n)} ⇒ {short_repr(n.value)}"
+        return f"{head}{loc}{named}{call_text(n)} = {short_repr(n.value)}"
     if isinstance(n, Branch):
         if n.op == "exhausted":
             why = f"{ref(n.inputs[0], here)} exhausted"
@@ -172,7 +186,7 @@ def _format_node(n: Node) -> str:
             why = f"{ref(n.inputs[0], here)} {n.op} {ref(n.inputs[1], here)} == {n.taken}"
         return f"{head}goto §{n.target} since {why}"
     if isinstance(n, Phi):
-        return f"{head}φ {n.name} = {ref(n.source, here)} (from §{n.edge[0]})"
+        return f"{head}{named}φ {n.name} = {ref(n.source, here)} (from §{n.edge[0]})"
     if isinstance(n, Return):
         verb = "yield" if n.kind == "Yield" else "return"
         return f"{head}{verb} {ref(n.inputs[0], here)} = {short_repr(n.value)}"

@@ -28,11 +28,13 @@ __all__ = ["to_html", "explorer_data", "script_json"]
 def _entry_data(graph: DisplayGraph, e: Entry) -> dict:
     d = {"id": e.id, "inputs": graph.inputs(e), "deps": graph.deps(e), "call": e.call}
     if isinstance(e.item, Fold):
-        d.update(kind="Fold", label=e.item.label, fn="", hover=e.item.label, folded=e.item.count)
+        d.update(kind="Fold", label=e.item.label, fn="", names=[], hover=e.item.label,
+                 folded=e.item.count)
     else:
         n = e.item.node
         d.update(kind=n.kind, label=f"@{n.index} {op_text(n)}", hover=hover_text(n),
                  fn=fn_label(n) if isinstance(n, PrimitiveCall) else "",
+                 names=[printable(x) for x in n.names],
                  where=printable(f"{n.loc.filename}:{n.line}") if n.line is not None else "")
     return d
 

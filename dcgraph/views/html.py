@@ -50,7 +50,9 @@ def _row(graph: DisplayGraph, item: Row) -> str:
              f'<span class="dc-value">{_html.escape(abbrev(n.value, 48) + final_state_note(n))}</span>'
              if has_value(n) else "")
     line = f' <span class="dc-loc">L{n.line}</span>' if n.line is not None else ""
+    names = printable(" ".join(n.names))
     return (f'<span class="dc-row dc-{n.kind}" data-id="{e.id}" data-fn="{_html.escape(fn)}" '
+            f'data-names="{_html.escape(names)}" '
             f'title="{_html.escape(hover_text(n))}">{KIND_MARK[n.kind]} '
             f'<span class="dc-idx">@{n.index}</span> {_html.escape(op_text(n))}{value}{line}</span>')
 

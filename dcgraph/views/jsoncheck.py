@@ -168,6 +168,10 @@ def _node(where: str, d, nt: int, nl: int, nf: int, nfn: int):
         _fail(f"{where}.meta", "must be an object")
     for k, v in meta.items():
         _value(f"{where}.meta.{k}", v, nt, nl)
+    names = d.get("names", [])
+    if not (isinstance(names, list) and all(isinstance(x, str) for x in names)
+            and len(set(names)) == len(names)):
+        _fail(f"{where}.names", "must be a list of distinct strings")
     if kind in ("PrimitiveCall", "NestedCall"):
         if not (_is_int(d.get("fn")) and 0 <= d["fn"] < nfn):
             _fail(f"{where}.fn", f"not a function number below {nfn}")

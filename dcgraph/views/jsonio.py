@@ -10,7 +10,8 @@ Schema ``dcgraph-tape`` version 1 (flat, so deep recursion stays shallow JSON)::
      "tapes":     [TAPE, ...]}          # in execution (walk) order; tapes[0] is the root
     TAPE = {"name": str, "fn": FUNCTION|null, "parent": REF|null, "result": VALUE,
             "raised": bool, "nodes": [NODE, ...]}
-    NODE = {"kind": str, "loc": LOC, "value": VALUE, "meta": {str: VALUE}, ...by kind}
+    NODE = {"kind": str, "loc": LOC, "value": VALUE, "meta": {str: VALUE}, "names": [str],
+            ...by kind}
       Argument       "inputs": [], "name", "source": REF | {"args": [REF]} | {"kwargs": {str: REF}} | null
       Constant       "inputs": [], "name"
       PrimitiveCall  "fn": FUNCTION, "args": [REF], "kwargs": {str: REF}, "fn_node": REF,
@@ -30,7 +31,8 @@ Schema ``dcgraph-tape`` version 1 (flat, so deep recursion stays shallow JSON)::
              | {"repr": str, "type": str, "abbrev": str}                 (anything else)
              | {"same_as": REF}   (the very object an earlier node holds as its value)
 
-Optional keys: "meta", "kwargs", "fn_node", "method", "mutates"/"result" appear only when
+Optional keys: "meta", "names" (``Node.names``; left out when it is just an Argument's or a
+Phi's own name, or empty), "kwargs", "fn_node", "method", "mutates"/"result" appear only when
 set. "value" is left out where it is another node's: a Phi's (its source's), a Return's or
 Raise's equal to its input's, a NestedCall's equal to its child's return value.
 
@@ -201,6 +203,8 @@ class _Writer:
                 d.update(edge=list(n.edge), op=n.op, taken=self.value(n.taken))
         if n.has_meta:
             d["meta"] = {str(k): self.value(v) for k, v in n.meta.items()}
+        if n.names and n.names != _own_names(n):
+            d["names"] = list(n.names)
         return d
 
     def document(self) -> dict:
@@ -389,7 +393,14 @@ class _Reader:
             n.inputs, n.value = inputs, value
         for k, v in d.get("meta", {}).items():
             n.meta[k] = decode_value(v)
+        if "names" in d:
+            n.names = tuple(d["names"])
         return n
+
+
+def _own_names(n: Node) -> tuple:
+    """The names a node of this kind starts with (left out of the document)."""
+    return n.names[:1] if isinstance(n, (Argument, Phi)) and n.names[:1] == (n.name,) else ()
 
 
 _CHILD = object()   # placeholder value of a nested call until its child's return is read

@@ -3,7 +3,7 @@ display style per kind. Values are written by ``values``; references are ``@inde
 node's own tape, literals inline, as in the plain dump."""
 from __future__ import annotations
 
-from ..tape.printing import call_text, format_node, printable, ref
+from ..tape.printing import call_text, format_node, names_text, printable, ref
 from ..tape.location import plain_getattr
 from ..tape import Argument, Branch, Constant, Node, Phi, PrimitiveCall, Raise, Return
 
@@ -30,8 +30,12 @@ def fn_label(n: PrimitiveCall) -> str:
 
 
 def op_text(n: Node) -> str:
-    """What the node did, without its index, location or value (control characters escaped)."""
-    return printable(_op_text(n))
+    """What the node did, after the names it was bound to (``mu = @3 * 2``), without its index,
+    location or value (control characters escaped)."""
+    if isinstance(n, (Branch, Phi)):            # the plain dump's line already names them
+        text = format_node(n)
+        return text[len(f"@{n.index}: "):]
+    return printable(names_text(n) + _op_text(n))
 
 
 def _op_text(n: Node) -> str:
@@ -41,9 +45,6 @@ def _op_text(n: Node) -> str:
         return f"const {n.name}"
     if isinstance(n, PrimitiveCall):
         return call_text(n)
-    if isinstance(n, (Branch, Phi)):
-        text = format_node(n)
-        return text[len(f"@{n.index}: "):]
     if isinstance(n, Return):
         return f"return {ref(n.inputs[0])}" if n.inputs else "return"
     if isinstance(n, Raise):

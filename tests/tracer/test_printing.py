@@ -115,11 +115,11 @@ def test_loop_with_phi():
         @0: Argument xs = [1.5, 2.0]
         @1: [L15] iter(@0) = <list_iterator object>
         @2: φ s = 0 (from §0)
-        @3: [L15] next_item(@1, 0) = 1.5
-        @4: [L16] @2 + @3 = 1.5
+        @3: [L15] x = next_item(@1, 0) = 1.5
+        @4: [L16] s = @2 + @3 = 1.5
         @5: φ s = @4 (from §2)
-        @6: [L15] next_item(@1, 1) = 2.0
-        @7: [L16] @5 + @6 = 3.5
+        @6: [L15] x = next_item(@1, 1) = 2.0
+        @7: [L16] s = @5 + @6 = 3.5
         @8: φ s = @7 (from §2)
         @9: goto §3 since @1 exhausted
         @10: return @8 = 3.5
@@ -137,7 +137,7 @@ def test_while_with_break():
         @4: φ i = 0 (from §0)
         @5: [L23] @0[@4] = 1
         @6: goto §3 since @5 > @1 == False
-        @7: [L25] @4 += 1 = 1
+        @7: [L25] i = @4 += 1 = 1
         @8: [L22] len(@0) = 3
         @9: goto §1 since @7 < @8 == True
         @10: φ i = @7 (from §3)
@@ -153,7 +153,7 @@ def test_while_with_break():
         @4: φ i = 0 (from §0)
         @5: [L23] @0[@4] = 1
         @6: goto §3 since @5 > @1 == False
-        @7: [L25] @4 += 1 = 1
+        @7: [L25] i = @4 += 1 = 1
         @8: [L22] len(@0) = 3
         @9: goto §4 since @7 < @8 == True
         @10: φ i = @7 (from §4)

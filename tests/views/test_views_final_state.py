@@ -33,7 +33,7 @@ def test_every_view_marks_values_changed_later():
     out = io.StringIO()
     tape.show(file=out, width=200)
     shown = out.getvalue()
-    assert f"@{made.index} build_list() = [0.0, 1.5, 3.0]{note}" in shown
+    assert f"@{made.index} zs = build_list() = [0.0, 1.5, 3.0]{note}" in shown
     assert f"@{last.index} @{appends[-2].index}.append(" in shown and f"{note}   L" not in shown.split(
         f"@{last.index} ")[1].splitlines()[0]
     assert note in tape.to_dot()

@@ -34,27 +34,27 @@ geom  24 nodes, 6 folded
 LOOP_NO_VALUES = """\
 loop_sum  41 nodes, 16 folded
 ├── → @0 arg n
-├── · @1 build_list()   L12  acc = []
+├── · @1 acc = build_list()   L12  acc = []
 ├── · @2 range(@0)   L14  for i in range(n):
 ├── · @3 iter(@2)   L14  for i in range(n):
 ├── » @4 φ s = 0 (from §0)
-├── · @5 next_item(@3, 0)   L14  for i in range(n):
+├── · @5 i = next_item(@3, 0)   L14  for i in range(n):
 ├── · @6 @5 % 2   L15  if i % 2:
 ├── ◇ @7 goto §4 since @6 == False   L15  if i % 2:
 ├── · @8 @1.append(@4)   L18  acc.append(s)
 ├── » @9 φ s = @4 (from §4)
-├── · @10 next_item(@3, 1)   L14  for i in range(n):
+├── · @10 i = next_item(@3, 1)   L14  for i in range(n):
 ├── · @11 @10 % 2   L15  if i % 2:
 ├── ◇ @12 goto §3 since @11 == True   L15  if i % 2:
 ├── · @13 @10 * @10   L16  s += i * i
-├── · @14 @9 += @13   L16  s += i * i
+├── · @14 s = @9 += @13   L16  s += i * i
 ├── … 3 more iterations of the loop at L14 (16 nodes)
 ├── » @31 φ s = @26 (from §4)
-├── · @32 next_item(@3, 5)   L14  for i in range(n):
+├── · @32 i = next_item(@3, 5)   L14  for i in range(n):
 ├── · @33 @32 % 2   L15  if i % 2:
 ├── ◇ @34 goto §3 since @33 == True   L15  if i % 2:
 ├── · @35 @32 * @32   L16  s += i * i
-├── · @36 @31 += @35   L16  s += i * i
+├── · @36 s = @31 += @35   L16  s += i * i
 ├── » @37 φ s = @36 (from §3)
 ├── ◇ @38 goto §5 since @3 exhausted   L14  for i in range(n):
 ├── · @39 build_tuple(@37, @30)   L19  return s, acc
@@ -65,11 +65,11 @@ LOGISTIC_NARROW = """\
 logistic  9 nodes
 ├── → @0 arg X = ndarray(4, 3) float64 [1.0, 1.0, 1.0, …]
 ├── → @1 arg w = ndarray(3) float64 [0.5, -1.0, 2.0]
-├── · @2 @0 @ @1 = ndarray(4) float64 [1.5, 1.5, 1.5, …]   L23  z = X @ w
+├── · @2 z = @0 @ @1 = ndarray(4) float64 [1.5, 1.5, 1.5, …]   L23  z = X @ w
 ├── · @3 -@2 = ndarray(4) float64 [-1.5, -1.5, -1.5, …]   L24  p = 1 / (1 + np.…
 ├── · @4 exp(@3) = ndarray(4) float64 [0.2231, 0.2231, 0.2231, …]   L24  p = 1 …
 ├── · @5 1 + @4 = ndarray(4) float64 [1.223, 1.223, 1.223, …]   L24  p = 1 / (1…
-├── · @6 1 / @5 = ndarray(4) float64 [0.8176, 0.8176, 0.8176, …]   L24  p = 1 /…
+├── · @6 p = 1 / @5 = ndarray(4) float64 [0.8176, 0.8176, 0.8176, …]   L24  p =…
 ├── · @7 @6.mean() = 0.8176   L25  return p.mean()
 └── ← @8 return @7 = 0.8176   L25  return p.mean()
 """

@@ -67,14 +67,16 @@
     if (id !== null) showInfo(id);
   });
 
-  // Filter the tree by function name: keep matching rows and the calls around them.
+  // Filter the tree by function or variable name: keep matching rows and the calls around them.
+  const matches = (fn, names, q) =>
+    fn.toLowerCase().includes(q) || names.some((x) => x.toLowerCase().includes(q));
   document.getElementById("dc-search").addEventListener("input", (ev) => {
     const q = ev.target.value.trim().toLowerCase();
     const lis = Array.from(document.querySelectorAll(".dc-tree li")).reverse();  // children first
     const keep = new Set();
     for (const li of lis) {
       const row = li.querySelector("[data-id]");
-      const hit = !q || row.dataset.fn.toLowerCase().includes(q);
+      const hit = !q || matches(row.dataset.fn, (row.dataset.names || "").split(" "), q);
       const inner = Array.from(li.querySelectorAll(":scope > details > ul > li")).some((c) => keep.has(c));
       if (hit || inner) keep.add(li);
       li.classList.toggle("dc-hidden", !(hit || inner));
@@ -82,9 +84,9 @@
     }
     items.forEach((it) => {
       const g = document.getElementById("n" + it.id);
-      if (g) g.classList.toggle("dc-dim", Boolean(q) && !it.fn.toLowerCase().includes(q));
+      if (g) g.classList.toggle("dc-dim", Boolean(q) && !matches(it.fn, it.names || [], q));
     });
-    status.textContent = q ? "showing calls of functions matching '" + q + "'" : "";
+    status.textContent = q ? "showing calls of functions and values named like '" + q + "'" : "";
   });
 
   // Zoom: the graph starts fitted to its pane's width; the buttons scale it.

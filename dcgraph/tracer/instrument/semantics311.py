@@ -78,7 +78,8 @@ def _load_fast(f, ins, i):
 
 @handles("STORE_FAST")
 def _store_fast(f, ins, i):
-    f.locals[ins.arg] = f.stack.pop()
+    node = f.locals[ins.arg] = f.stack.pop()
+    f.bind(node, ins.arg)
 
 
 @handles("DELETE_FAST")
@@ -250,6 +251,7 @@ def _load_global(f, ins, i):
 
 @handles("STORE_GLOBAL")
 def _store_global(f, ins, i):
+    f.bind(f.stack[-1], ins.arg)        # the value as computed (``use`` gives its version)
     f.r.writers[(f.info.code.co_filename, ins.arg)] = f.use()
 
 
@@ -273,9 +275,11 @@ def _load_attr(f, ins, i):
 
 @handles("STORE_ATTR")
 def _store_attr(f, ins, i):
+    named, stored = f.stack[-1], f.stack[-2]     # as loaded (``use`` gives their versions)
     obj, v = f.use(), f.use()
     f.r.take()
     f.call(setattr, (obj, f.r.literal(ins.arg), v), None, i, 0)
+    f.bind_attribute(named, ins.arg, stored)
 
 
 @handles("DELETE_ATTR")
@@ -297,6 +301,7 @@ def _load_deref(f, ins, i):
 
 @handles("STORE_DEREF")
 def _store_deref(f, ins, i):
+    f.bind(f.stack[-1], getattr(ins.arg, "name", ins.arg))
     value = f.use()
     f.r.writers[id(f.r.take())] = value
 

@@ -49,6 +49,7 @@ def _store_fast(f, ins, i):
         f.locals.pop(ins.arg, None)
     else:
         f.locals[ins.arg] = value
+        f.bind(value, ins.arg)
 
 
 @handles("RETURN_CONST")
