@@ -64,6 +64,7 @@ class BUGSModel:
             support = _support_text(p)
             self.parameters.append(Parameter(var, idx, shape, slice(slot.start, slot.stop),
                                              support, slot.discrete, p.statement.line))
+        self.slots = list(generated.slots)       # ParamSlot per entry of ``parameters``
         self.inits = list(inits)
         self.seed = seed
         self._vg = None
@@ -99,6 +100,11 @@ class BUGSModel:
         """MCMC draws of the monitored nodes (``dcgraph.bugs.fit.sample(self, **kwargs)``)."""
         from .fit import sample
         return sample(self, **kwargs)
+
+    def samplers(self, sampler: str = "auto"):
+        """The sampler assignment ``sample(sampler=...)`` uses (prints node -> sampler)."""
+        from .samplers import BUGSTarget, assign
+        return assign(self, BUGSTarget(self), sampler)
 
     def logjoint(self, values: dict) -> float:
         """Log joint density of all stochastic nodes at named constrained ``values``."""
