@@ -57,7 +57,7 @@ class NodeState:
                     else:
                         logic.add(k)
                         stack.extend(kids[k])
-                self._children[node.id] = sorted(stoch, key=order.get)
+                self._children[node.id] = sorted(stoch)
                 self._logicals[node.id] = sorted(logic, key=order.get)
 
     # -- values ------------------------------------------------------------------------------
