@@ -60,6 +60,14 @@ class NodeState:
                 self._children[node.id] = sorted(stoch)
                 self._logicals[node.id] = sorted(logic, key=order.get)
 
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_params"], state["_logical"] = {}, {}        # closures: rebuilt on use
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
     # -- values ------------------------------------------------------------------------------
     def load(self, named: dict) -> None:
         """Set the values from named constrained values (``BUGSModel.constrained``)."""
