@@ -63,6 +63,6 @@ def sample(model, chains: int = 4, draws: int = 1000, warmup: int = 1000, seed: 
         return np.concatenate([np.ravel(np.asarray(values[n], dtype=float)) for n in names])
 
     result = raw.transformed(monitored, names=shapes)
-    result.assignment = assignment
+    result.assignment = result.samplers = assignment
     result.unconstrained = raw
     return result

@@ -10,6 +10,7 @@ name -> array in the variable's shape (NaN where not given).
 from __future__ import annotations
 
 import ast
+import linecache
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,14 +46,13 @@ class Parameter:
 
 
 class BUGSModel:
+    """Pickles as its graph, parameter layout and generated syntax tree with the constants the
+    code reads; unpickling compiles that tree again (no parsing, graph building or code
+    generation), so chains can run in other processes."""
+
     def __init__(self, graph, parts, blocks, generated, inits=(), seed=0):
         self.graph, self.parts, self.blocks = graph, parts, blocks
-        self._gen = generated
-        self._logdensity = generated.function("logdensity")
-        self._logjoint = generated.function("logjoint")
-        self._simulate = generated.function("simulate")
-        self._unconstrain = generated.function("unconstrain")
-        self._constrain = generated.function("constrain")
+        self._bind(generated)
         self.dim, self.ndisc = generated.dim, generated.ndisc
         self.parameters = []
         for slot in generated.slots:
@@ -64,12 +64,42 @@ class BUGSModel:
             support = _support_text(p)
             self.parameters.append(Parameter(var, idx, shape, slice(slot.start, slot.stop),
                                              support, slot.discrete, p.statement.line))
+        self.slots = list(generated.slots)       # ParamSlot per entry of ``parameters``
         self.inits = list(inits)
         self.seed = seed
-        self._vg = None
         self.discrete = np.zeros(self.ndisc)
         if self.ndisc:
             self.initial_values(0)
+
+    def _bind(self, generated):
+        self._gen = generated
+        self._logdensity = generated.function("logdensity")
+        self._logjoint = generated.function("logjoint")
+        self._simulate = generated.function("simulate")
+        self._unconstrain = generated.function("unconstrain")
+        self._constrain = generated.function("constrain")
+        self._vg = None
+
+    def __getstate__(self):
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        gen = self._gen
+        constants = {k: v for k, v in gen.namespace.items() if isinstance(v, np.ndarray)}
+        state["_generated"] = (gen.module, constants, gen.slots, gen.dim, gen.ndisc)
+        return state
+
+    def __setstate__(self, state):
+        from .codegen import Generated
+        from .runtime import RUNTIME
+        from .templates import NAMESPACE
+        module, constants, slots, dim, ndisc = state.pop("_generated")
+        self.__dict__.update(state)
+        namespace = dict(NAMESPACE, **constants, __builtins__={}, __name__="bugs_generated",
+                         **RUNTIME)
+        filename = f"<bugs-model-unpickled-{id(self):x}>"
+        text = ast.unparse(module)
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        exec(compile(ast.parse(text, filename), filename, "exec"), namespace)
+        self._bind(Generated(module, namespace, slots, dim, ndisc))
 
     # -- evaluation -------------------------------------------------------------------------
     @property
@@ -99,6 +129,11 @@ class BUGSModel:
         """MCMC draws of the monitored nodes (``dcgraph.bugs.fit.sample(self, **kwargs)``)."""
         from .fit import sample
         return sample(self, **kwargs)
+
+    def samplers(self, sampler: str = "auto"):
+        """The sampler assignment ``sample(sampler=...)`` uses (prints node -> sampler)."""
+        from .samplers import BUGSTarget, assign
+        return assign(self, BUGSTarget(self), sampler)
 
     def logjoint(self, values: dict) -> float:
         """Log joint density of all stochastic nodes at named constrained ``values``."""

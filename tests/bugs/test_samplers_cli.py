@@ -24,10 +24,11 @@ def test_sample_prints_assignment_and_summary_and_writes_csv(tmp_path, capsys):
                   "--csv", str(csv), "--svg", str(tmp_path / "trace.svg")])
     assert args.run is main and main(args) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "[1] NUTS sampler: alpha, beta, theta[1:10] (10 nodes)"
-    assert lines[1].split()[:8] == ["node", "mean", "sd", "MC_error", "val2.5pc", "median", "val97.5pc", "start"]
-    assert [l.split()[0] for l in lines[3:5]] == ["alpha", "beta"]
-    assert lines[3].split()[7:9] == ["51", "100"]                 # start, sample (OpenBUGS columns)
+    assert lines[:3] == ["[1] conjugate_dgamma_dpois sampler: theta[1:10] (10 nodes)",
+                         "[2] conjugate_dgamma_dgamma sampler: beta", "[3] NUTS sampler: alpha"]
+    assert lines[3].split()[:8] == ["node", "mean", "sd", "MC_error", "val2.5pc", "median", "val97.5pc", "start"]
+    assert [l.split()[0] for l in lines[5:7]] == ["alpha", "beta"]
+    assert lines[5].split()[7:9] == ["51", "100"]                 # start, sample (OpenBUGS columns)
     table = np.genfromtxt(csv, delimiter=",", names=True)
     assert table.dtype.names[:4] == ("chain", "draw", "alpha", "beta") and len(table) == 100
     assert (tmp_path / "trace.svg").read_text().lstrip().startswith("<?xml")

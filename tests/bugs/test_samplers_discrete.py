@@ -38,8 +38,8 @@ def test_conditional_enumerates_exact_pmf():
 def test_gibbs_draws_match_exact_distribution():
     model = compile(TINY, DATA)
     result = sample(model, chains=2, draws=2000, warmup=50, seed=3, progress=False)
-    assert str(result.assignment) == ("[1] enumeration sampler: z\n[2] enumeration sampler: k\n"
-                                      "[3] enumeration sampler: w")
+    assert str(result.assignment) == ("[1] enumeration sampler: w\n[2] enumeration sampler: k\n"
+                                      "[3] enumeration sampler: z")
     n = result.n_chains * result.n_draws
     for name, probs in [("z", np.r_[0, exact_z()]), ("w", stats.binom(5, 0.3).pmf(np.arange(6)))]:
         counts = np.bincount(result[name].astype(int).ravel(), minlength=len(probs))
@@ -57,8 +57,8 @@ def test_mixed_continuous_and_discrete_gibbs():
     model = compile(text, {"N": 6, "x": [3, 5, np.nan, 4, np.nan, 2]})
     result = sample(model, chains=2, draws=1500, warmup=300, seed=5, progress=False,
                     monitor="lam,x")
-    assert str(result.assignment).splitlines() == ["[1] NUTS sampler: lam",
-                                                   "[2] enumeration sampler: x[3:5] (2 nodes)"]
+    assert str(result.assignment).splitlines() == ["[1] enumeration sampler: x[3:5] (2 nodes)",
+                                                   "[2] conjugate_dgamma_dpois sampler: lam"]
     lam = result["lam"].ravel()
     post = stats.gamma(2 + 14, scale=1 / (1 + 4))
     assert abs(lam.mean() - post.mean()) < 0.1 * post.std() + 4 * lam.std() / np.sqrt(600)

@@ -18,7 +18,7 @@ def test_monitored_names_shapes_and_reproducibility(tmp_path):
     np.testing.assert_array_equal(a.draws, b.draws)
     assert a.names == [f"p[{i}]" for i in range(1, 13)] and a["p"].shape == (2, 40, 12)
     assert np.all((a["p"] > 0) & (a["p"] < 1))                  # constrained scale
-    assert str(a.assignment) == "[1] NUTS sampler: p[1:12] (12 nodes)"
+    assert str(a.assignment) == "[1] conjugate_dbeta_dbin sampler: p[1:12] (12 nodes)"
     header = open(a.to_csv(tmp_path / "s.csv")).readline().strip().split(",")
     assert header[:4] == ["chain", "draw", "p[1]", "p[2]"]
     c = sample(model, chains=2, draws=40, warmup=40, seed=8, progress=False)
@@ -71,7 +71,7 @@ def test_missing_data_matches_published_rats_missdata():
 
 
 def test_chains_on_a_process_pool_give_the_same_draws():
-    """The target pickles as its recipe and recompiles in the worker; draws depend on the seed only."""
+    """The model and the kernels (conjugate and enumeration updates) pickle; draws depend on the seed only."""
     import concurrent.futures as cf
     model = B.compile("model { for (i in 1:N) { x[i] ~ dpois(lam) } \n lam ~ dgamma(2, 1) }",
                       {"N": 4, "x": [3, np.nan, 4, 2]})
@@ -79,3 +79,34 @@ def test_chains_on_a_process_pool_give_the_same_draws():
     with cf.ProcessPoolExecutor(2) as pool:
         there = sample(model, chains=2, draws=30, warmup=30, seed=3, progress=False, executor=pool)
     np.testing.assert_array_equal(here.draws, there.draws)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", ["rats", "bones"])
+def test_model_pickles_without_recompiling(name, monkeypatch):
+    """A pickled model evaluates as the original; unpickling compiles the generated tree only
+    (no parsing, graph building or code generation)."""
+    import pickle
+    import dcgraph.bugs.codegen as codegen
+    import dcgraph.bugs.compiler as compiler
+    from dcgraph.bugs.samplers import BUGSTarget
+    model = compiled(name)
+    blob = pickle.dumps(model)
+    assert len(blob) < 2_000_000
+    for module, fn in ((compiler, "compile"), (compiler, "build_graph"), (compiler, "generate"),
+                       (codegen, "generate")):
+        if hasattr(module, fn):
+            monkeypatch.setattr(module, fn, lambda *a, **k: pytest.fail("recompiled on unpickling"))
+    copy = pickle.loads(blob)
+    theta = model.initial_values(1)
+    copy.initial_values(1)
+    assert copy.logdensity(theta) == model.logdensity(theta)
+    v0, g0 = model.logdensity_and_grad(theta)
+    v1, g1 = copy.logdensity_and_grad(theta)
+    assert v0 == v1 and np.array_equal(g0, g1)
+    np.testing.assert_array_equal(copy.discrete, model.discrete)
+    assert copy.constrained(theta).keys() == model.constrained(theta).keys()
+    assert str(copy.samplers()) == str(model.samplers())
+    target = pickle.loads(pickle.dumps(BUGSTarget(model)))
+    assert target.logdensity(target.initial_point(0)) == BUGSTarget(model).logdensity(
+        BUGSTarget(model).initial_point(0))

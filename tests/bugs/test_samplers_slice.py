@@ -38,6 +38,6 @@ def test_slice_with_discrete_gibbs_beta_binomial():
     model = compile(text, {"k": [4, 3, np.nan]})
     r = sample(model, chains=4, draws=1000, warmup=300, seed=4, sampler="slice", progress=False,
                monitor="p,k")
-    assert str(r.assignment).splitlines() == ["[1] slice sampler: p", "[2] enumeration sampler: k[3]"]
+    assert str(r.assignment).splitlines() == ["[1] enumeration sampler: k[3]", "[2] slice sampler: p"]
     close(r["p"], stats.beta(2 + 7, 2 + 3))
     assert set(np.unique(r["k"][:, :, 2])) <= set(range(6))

@@ -1,10 +1,14 @@
-"""Which sampler updates which node: ``assign(model, sampler) -> Assignment``.
+"""Which sampler updates which node: ``assign(model, target, sampler) -> Assignment``.
 
-``sampler="nuts"`` (and ``"auto"``): one NUTS block for every continuous parameter (on the
-unconstrained scale, gradients from the traced model) and exact enumeration for each discrete
-node, in a systematic-scan Gibbs sweep. ``"slice"``: coordinate-wise slice sampling of the
-continuous parameters instead of NUTS. ``print(assignment)`` lists the samplers per node, as
-NIMBLE's ``configureMCMC`` does.
+``sampler="auto"`` chooses from the model graph, as JAGS and NIMBLE do: a conjugate update
+(``conjugate.RULES``) for each parameter part whose nodes all have one, an exact draw by
+enumeration for each discrete node, and one NUTS block (on the unconstrained scale, gradients from
+the traced model) for the remaining continuous parameters. ``"nuts"``: NUTS for every continuous
+parameter, enumeration for the discrete ones. ``"slice"``: coordinate-wise slice sampling of the
+continuous parameters instead of NUTS. The node updates (conjugate and enumeration) evaluate only
+Markov blankets (``nodes.NodeGibbs``); a discrete node whose blanket holds a truncated or censored
+node is enumerated on the joint log density instead. ``print(assignment)`` lists the samplers per
+node, as NIMBLE's ``configureMCMC`` does.
 """
 from __future__ import annotations
 
@@ -13,7 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...infer import NUTS, ExactConditional, Gibbs, Slice
+from .blanket import NodeState
+from .conjugate import conjugacy
 from .discrete import EnumerationSampler
+from .nodes import EnumerationUpdate, NodeGibbs
 
 __all__ = ["Assignment", "assign", "SAMPLERS"]
 
@@ -34,6 +41,9 @@ class Assignment:
             lines.append(f"[{k}] {name} sampler: {', '.join(nodes)}")
         return "\n".join(lines)
 
+    def __repr__(self) -> str:
+        return str(self)
+
 
 def _node_label(p) -> str:
     if not p.shape:
@@ -46,22 +56,54 @@ def _node_label(p) -> str:
     return f"{p.name}[{rng}] ({len(p.indices)} nodes)"
 
 
+def _part_rules(model, state, slot, sampler):
+    """``[(node, rule)]`` for every node of ``slot``'s part, or None when one has no node update."""
+    nodes = [model.graph.nodes[i.node] for i in slot.part.instances]
+    if slot.discrete:
+        if all(n.instance.target_shape == () and state.supported(n) for n in nodes):
+            update = EnumerationUpdate()
+            return [(n, update) for n in nodes]
+        return None
+    if sampler != "auto":
+        return None
+    rules = [conjugacy(state, n) for n in nodes]
+    if any(r is None for r in rules) or len({r.name for r in rules}) != 1:
+        return None
+    return list(zip(nodes, rules))
+
+
 def assign(model, target, sampler: str = "auto") -> Assignment:
     """The kernel for ``target`` (a ``BUGSTarget`` of ``model``) and its printable assignment."""
     if sampler not in SAMPLERS:
         raise ValueError(f"unknown sampler {sampler!r}; choose one of {', '.join(SAMPLERS)}")
     cname, ckernel = _CONTINUOUS[sampler]
-    continuous = [p for p in model.parameters if not p.discrete]
-    discrete = [p for p in model.parameters if p.discrete]
-    rows, blocks = [], {}
-    if continuous:
-        rows.append((cname, tuple(_node_label(p) for p in continuous)))
-        blocks["continuous"] = (np.arange(model.dim), ckernel())
-    for p in discrete:
-        idx = np.arange(model.dim + p.slice.start, model.dim + p.slice.stop)
-        rows.append(("enumeration", (_node_label(p),)))
+    state = NodeState(model)
+    rows, blocks, updates, node_parts, rest, fallback = [], {}, [], [], [], []
+    for p, slot in reversed(list(zip(model.parameters, model.slots))):   # data upwards
+        idx = np.arange(slot.start, slot.stop) + (model.dim if slot.discrete else 0)
+        rules = _part_rules(model, state, slot, sampler)
+        if rules is not None:
+            rows.append((rules[0][1].name, (_node_label(p),)))
+            updates.extend(rules)
+            node_parts.append((slot, idx))
+        elif slot.discrete:
+            fallback.append((p, idx))
+        else:
+            rest.append((p, idx))
+    if updates:
+        gibbs = NodeGibbs(target, state, updates, node_parts)
+        blocks["nodes"] = (gibbs.indices, ExactConditional(gibbs))
+    for p, idx in fallback:
+        rows.append(("enumeration (joint density)", (_node_label(p),)))
         blocks[f"discrete:{p.name}:{p.line}"] = (idx, ExactConditional(EnumerationSampler(target.logdensity, idx)))
+    rest.reverse()
+    if rest:
+        rows.append((cname, tuple(_node_label(p) for p, _ in rest)))
+        blocks["continuous"] = (np.concatenate([i for _, i in rest]), ckernel())
     if not blocks:
         raise ValueError("the model has no unobserved stochastic nodes to sample")
-    kernel = blocks["continuous"][1] if len(blocks) == 1 and continuous else Gibbs(blocks)
+    if len(blocks) == 1 and "continuous" in blocks and not model.ndisc and len(rest) == len(model.parameters):
+        kernel = blocks["continuous"][1]
+    else:
+        kernel = Gibbs(blocks)
     return Assignment(tuple(rows), kernel)

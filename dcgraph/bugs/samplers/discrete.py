@@ -11,7 +11,36 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["EnumerationSampler"]
+__all__ = ["EnumerationSampler", "enumerate_conditional", "draw_enumerated"]
+
+
+def enumerate_conditional(at, current: int, tail: float = 40.0, max_values: int = 10_000):
+    """``(values, log weights)``: ``at(v)`` (the log conditional at ``v``) at ``current`` and
+    outwards from it until the support ends, the weight falls ``tail`` nats below the best, or
+    ``max_values`` values were seen."""
+    values, logw = [current], [at(current)]
+    best = logw[0]
+    if not np.isfinite(best):
+        raise ValueError(f"zero density at the current value {current}")
+    for step in (1, -1):
+        v = current + step
+        while len(values) < max_values:
+            lp = at(v)
+            if not np.isfinite(lp):
+                break
+            values.append(v)
+            logw.append(lp)
+            best = max(best, lp)
+            if lp < best - tail:
+                break
+            v += step
+    return np.array(values, dtype=float), np.array(logw)
+
+
+def draw_enumerated(rng: np.random.Generator, values, logw) -> float:
+    """One value drawn with probabilities proportional to ``exp(logw)``."""
+    w = np.exp(logw - logw.max())
+    return values[rng.choice(len(values), p=w / w.sum())]
 
 
 class EnumerationSampler:
@@ -28,36 +57,18 @@ class EnumerationSampler:
     def conditional(self, x: np.ndarray, i: int):
         """``(values, log weights)`` of coordinate ``i`` of ``x`` given the others."""
         x = np.array(x, dtype=float)
-        current = round(float(x[i]))
-        values, logw = [], []
 
         def at(v):
             x[i] = v
             return self.logdensity(x)
 
-        best = at(current)
-        if not np.isfinite(best):
-            raise ValueError(f"discrete coordinate {i} has zero density at its current value {current}")
-        values.append(current)
-        logw.append(best)
-        for step in (1, -1):
-            v = current + step
-            while len(values) < self.max_values:
-                lp = at(v)
-                if not np.isfinite(lp):
-                    break
-                values.append(v)
-                logw.append(lp)
-                best = max(best, lp)
-                if lp < best - self.tail:
-                    break
-                v += step
-        return np.array(values, dtype=float), np.array(logw)
+        try:
+            return enumerate_conditional(at, round(float(x[i])), self.tail, self.max_values)
+        except ValueError as exc:
+            raise ValueError(f"discrete coordinate {i}: {exc}") from None
 
     def __call__(self, rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
         x = np.array(x, dtype=float)
         for i in self.indices:
-            values, logw = self.conditional(x, int(i))
-            w = np.exp(logw - logw.max())
-            x[i] = values[rng.choice(len(values), p=w / w.sum())]
+            x[i] = draw_enumerated(rng, *self.conditional(x, int(i)))
         return x[self.indices]

@@ -55,16 +55,12 @@ class BUGSTarget:
         return (value if value == value else -np.inf), full
 
     def __getstate__(self):
-        """Pickles as the model's source, data, inits and seed (the generated code does not
-        pickle); unpickling recompiles, so chains can run on process pools and dask."""
-        m = self.model
-        data = {k: v for k, v in m.graph.data.items() if v is not None}
-        return {"recipe": (m.graph.source, data, m.inits, m.seed), "discrete": m.discrete}
+        """Pickles with its model (``BUGSModel`` pickles without recompiling) and the discrete
+        values; the lock and the call count are not carried."""
+        return {"model": self.model, "discrete": np.array(self.model.discrete)}
 
     def __setstate__(self, state):
-        from ..compiler import compile
-        source, data, inits, seed = state["recipe"]
-        self.__init__(compile(source, data, inits, seed))
+        self.__init__(state["model"])
         self.model.discrete = np.array(state["discrete"], dtype=float)
 
     def initial_point(self, chain: int) -> np.ndarray:

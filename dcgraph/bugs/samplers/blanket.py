@@ -1,0 +1,201 @@
+"""Node-level evaluation of a BUGS model: the Markov blanket of a node, from the graph.
+
+``NodeState(model)`` holds the constrained values of every variable (flat row-major arrays) and
+evaluates single nodes with the compile-time ``Evaluator`` and the distribution templates of
+``templates.DISTRIBUTIONS`` (the same formulas as the generated code). For an unobserved stochastic
+node ``n``:
+
+- ``children(n)``: the stochastic nodes whose parameters read ``n``, directly or through logical
+  nodes (``lambda[i] <- theta[i] * t[i]``);
+- ``blanket(n)``: ``[n] + children(n)``, the stochastic nodes whose densities involve ``n``;
+- ``blanket_logp(n)``: after recomputing the logical nodes between ``n`` and its children, the sum of
+  the log densities of ``blanket(n)``: the log full conditional of ``n`` up to a constant.
+
+``terms`` counts the single-node log densities evaluated (the Gibbs tests count them per update).
+Truncated or censored nodes (``T(,)``, ``C(,)``, ``I(,)``) are not evaluated here: a blanket holding
+one is ``supported(n) == False`` and its node is left to the kernels over the whole model.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import syntax as S
+from ..evaluate import BINARY, Evaluator
+from ..graph import _topological
+from ..templates import DISTRIBUTIONS, FUNCTIONS, LINKS, callable_of
+
+__all__ = ["NodeState"]
+
+
+class NodeState:
+    """Constrained values of every variable of ``model`` and node-level log densities."""
+
+    def __init__(self, model):
+        g = self.graph = model.graph
+        self.ev = Evaluator(self._lookup, g.shapes, g.error)
+        self.values = {}
+        self.terms = 0
+        order = {nid: k for k, nid in enumerate(_topological(g.nodes))}
+        kids = [[] for _ in g.nodes]
+        for node in g.nodes:
+            for p in set(node.parents):
+                kids[p].append(node.id)
+        self._children, self._logicals = {}, {}
+        self._params, self._logical = {}, {}
+        self.load({})
+        self._static = Evaluator(self._constant_lookup, g.shapes, g.error)
+        for node in g.nodes:
+            if node.stochastic and not node.observed:
+                stoch, logic, stack, seen = set(), set(), list(kids[node.id]), set()
+                while stack:
+                    k = stack.pop()
+                    if k in seen:
+                        continue
+                    seen.add(k)
+                    if g.nodes[k].stochastic:
+                        stoch.add(k)
+                    else:
+                        logic.add(k)
+                        stack.extend(kids[k])
+                self._children[node.id] = sorted(stoch)
+                self._logicals[node.id] = sorted(logic, key=order.get)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_params"], state["_logical"] = {}, {}        # closures: rebuilt on use
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    # -- values ------------------------------------------------------------------------------
+    def load(self, named: dict) -> None:
+        """Set the values from named constrained values (``BUGSModel.constrained``)."""
+        g = self.graph
+        self.values.clear()           # in place: the compiled closures hold this dict
+        self.values.update({k: np.full(int(np.prod(s, dtype=np.int64)), np.nan)
+                            for k, s in g.shapes.items()})
+        self.values.update({k: np.array(v, dtype=float).ravel() for k, v in g.data.items()})
+        for node in g.nodes:
+            if node.constant:
+                self.values[node.var][node.offsets] = np.ravel(node.value)
+        for k, v in named.items():
+            self.values[k] = np.array(v, dtype=float).ravel()
+
+    def named(self) -> dict:
+        """The values as arrays in the variables' shapes."""
+        return {k: v.reshape(self.graph.shapes[k]) if self.graph.shapes.get(k) else v[0]
+                for k, v in self.values.items()}
+
+    def get(self, node) -> np.ndarray:
+        """The value of ``node`` in its instance's shape."""
+        v = self.values[node.var][node.offsets]
+        return v.reshape(node.instance.target_shape) if node.instance.target_shape else v[0]
+
+    def set(self, node, value) -> None:
+        self.values[node.var][node.offsets] = np.ravel(value)
+
+    def _lookup(self, var, offsets):
+        return self.values[var.name][offsets]
+
+    def _constant_lookup(self, var, offsets):
+        g = self.graph
+        for off in offsets:
+            nid = g.node_at.get((var.name, int(off)))
+            if nid is not None and not g.nodes[nid].constant:
+                raise LookupError(f"{var.name} is not constant")
+        return self.values[var.name][offsets]
+
+    # -- graph -------------------------------------------------------------------------------
+    def children(self, node) -> list:
+        return [self.graph.nodes[k] for k in self._children[node.id]]
+
+    def blanket(self, node) -> list:
+        return [node] + self.children(node)
+
+    def supported(self, node) -> bool:
+        return all(n.instance.statement.ast.bounds is None for n in self.blanket(node))
+
+    # -- evaluation --------------------------------------------------------------------------
+    def params(self, node) -> list:
+        """The values of the distribution parameters of stochastic ``node``."""
+        fns = self._params.get(node.id)
+        if fns is None:
+            inst = node.instance
+            fns = self._params[node.id] = [self._closure(p, inst.env)
+                                           for p in inst.statement.ast.dist.args]
+        return [f() for f in fns]
+
+    def refresh(self, node) -> None:
+        """Recompute the logical nodes between ``node`` and its stochastic children."""
+        for k in self._logicals[node.id]:
+            fn = self._logical.get(k)
+            if fn is None:
+                fn = self._logical[k] = self._logical_closure(self.graph.nodes[k])
+            self.values[self.graph.nodes[k].var][self.graph.nodes[k].offsets] = np.ravel(fn())
+
+    def _logical_closure(self, logical):
+        st = logical.instance.statement.ast
+        value = self._closure(st.expr, logical.instance.env)
+        if st.link is None:
+            return value
+        fn = FUNCTIONS[LINKS[st.link]]
+        link = callable_of(fn.params, fn.body)
+        return lambda: link(value())
+
+    def _closure(self, expr, env):
+        """A function of no arguments evaluating ``expr`` on the current values: indices read
+        only from data and constants are resolved once; others are evaluated each time."""
+        if isinstance(expr, S.Number):
+            v = expr.value
+            return lambda: v
+        if isinstance(expr, S.Var):
+            if not expr.indices and expr.name in env:
+                v = env[expr.name]
+                return lambda: v
+            try:
+                offsets, shape = self._static.resolve(expr, env)
+            except Exception:                 # an index read from an unobserved node
+                return lambda: self.ev.value(expr, env)
+            values, name = self.values, expr.name
+            if shape:
+                return lambda: values[name][offsets].reshape(shape)
+            off = int(offsets[0])
+            return lambda: float(values[name][off])
+        if isinstance(expr, S.Unary):
+            operand = self._closure(expr.operand, env)
+            return (lambda: -operand()) if expr.op == "-" else operand
+        if isinstance(expr, S.Binary):
+            op, a, b = BINARY[expr.op], self._closure(expr.left, env), self._closure(expr.right, env)
+            return lambda: op(a(), b())
+        if isinstance(expr, S.Call) and expr.name in FUNCTIONS:
+            fn = FUNCTIONS[expr.name]
+            f, args = callable_of(fn.params, fn.body), [self._closure(x, env) for x in expr.args]
+            return lambda: f(*[x() for x in args])
+        return lambda: self.ev.value(expr, env)
+
+    def logp(self, node) -> float:
+        """Log density of stochastic ``node`` given its parents (one term)."""
+        self.terms += 1
+        st = node.instance.statement.ast
+        fam = DISTRIBUTIONS[st.dist.name]
+        try:
+            with np.errstate(all="ignore"):
+                value = callable_of(("x",) + fam.params, fam.logpdf)(self.get(node), *self.params(node))
+        except Exception:            # an index out of range (mixtures), a singular matrix, ...
+            return -np.inf
+        value = float(np.sum(value))
+        return value if value == value else -np.inf
+
+    def blanket_logp(self, node) -> float:
+        """Log full conditional of ``node`` up to a constant (its logical paths refreshed)."""
+        try:
+            self.refresh(node)
+        except Exception:
+            return -np.inf
+        total = 0.0
+        for n in self.blanket(node):
+            total += self.logp(n)
+            if total == -np.inf:
+                break
+        return total
