@@ -149,10 +149,10 @@ def _expr(em, e, refs, tables, frame, t, part):
         from .emit import _OPS
         return ast.BinOp(_expr(em, e.left, refs, tables, frame, t, part), _OPS[e.op](),
                          _expr(em, e.right, refs, tables, frame, t, part))
-    from .templates import FUNCTIONS
-    fn = FUNCTIONS[e.name]
+    from .functions import FUNCTIONS
     args = [em.simple(_expr(em, a, refs, tables, frame, t, part)) for a in e.args]
-    return em.template(fn.body, dict(zip(fn.params, args)))
+    params, body, _ = FUNCTIONS[e.name].form(len(args))
+    return em.template(body, dict(zip(params, args)))
 
 
 def straight_line(gen, block, keep, steps):
