@@ -3,7 +3,8 @@
 ``loop_block`` handles a ``loop`` block (a self-dependent or fused loop, possibly reversed) as one
 Python ``for`` over its iterations in execution order. Every value the block reads lives in a
 *frame* list ``F``: first the outside values it needs (gathered once before the loop), then each
-node it computes, appended as it is computed; each read is ``F[K[t]]`` with ``K`` a constant table
+node it computes, appended as it is computed (``F = F + [v]``: no container is mutated, so the
+compiled gradient replay applies); each read is ``F[K[t]]`` with ``K`` a constant table
 of frame positions per iteration, so the loop body does not depend on the number of iterations.
 After the loop each part's values are gathered from ``F`` in instance order. Blocks reading vectors
 (ranges) or defining blocks of nodes fall back to ``straight_line``: one statement per instance.
@@ -25,7 +26,9 @@ def _sub(src, index):
 
 
 def _append(lst, value):
-    return ast.Expr(ast.Call(ast.Attribute(name(lst), "append", ast.Load()), [value], []))
+    """``lst = lst + [value]``: a new list, not ``lst.append(value)``, so that the traced program
+    mutates no container and ``dcgraph.grad`` keeps its compiled replay (which refuses mutation)."""
+    return ast.Assign([name(lst, True)], ast.BinOp(name(lst), ast.Add(), ast.List([value], ast.Load())))
 
 
 def loop_block(gen, block, keep) -> bool:
@@ -149,10 +152,10 @@ def _expr(em, e, refs, tables, frame, t, part):
         from .emit import _OPS
         return ast.BinOp(_expr(em, e.left, refs, tables, frame, t, part), _OPS[e.op](),
                          _expr(em, e.right, refs, tables, frame, t, part))
-    from .templates import FUNCTIONS
-    fn = FUNCTIONS[e.name]
+    from .functions import FUNCTIONS
     args = [em.simple(_expr(em, a, refs, tables, frame, t, part)) for a in e.args]
-    return em.template(fn.body, dict(zip(fn.params, args)))
+    params, body, _ = FUNCTIONS[e.name].form(len(args))
+    return em.template(body, dict(zip(params, args)))
 
 
 def straight_line(gen, block, keep, steps):

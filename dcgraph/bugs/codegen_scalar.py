@@ -33,6 +33,10 @@ class ScalarStatements:
             lo, hi = params["a"], params["b"]
         if fam.support == "above_c":
             lo = params["c"]
+        if fam.support in ("above_mu", "gpar"):
+            lo = params["mu"]
+        if fam.support in ("gev", "gpar"):
+            lo, hi = self._shape_edge(part, fam, params, lo)
         b = st.bounds
         if b is not None:
             if b.lower is not None:
@@ -40,6 +44,27 @@ class ScalarStatements:
             if b.upper is not None:
                 hi = self._tighter(hi, em.simple(ex(b.upper)), "minimum")
         return lo, hi
+
+    def _shape_edge(self, part, fam, params, lo):
+        """``dgev``/``dgpar``: the edge ``mu - sigma / eta`` bounds below (``eta > 0``, ``dgev``) or
+        above (``eta < 0``); the sign of ``eta`` must be known at compile time."""
+        eta = self.em.constant_value(params["eta"])
+        signs = set() if eta is None else set(np.sign(np.asarray(eta, dtype=float)).ravel().tolist())
+        if eta is None or len(signs) > 1:
+            if eta is None and fam.support == "gpar":
+                return lo, None
+            if eta is None:
+                return None, None
+            raise self.g.error("the shape parameter eta must have one sign over the loop",
+                               part.statement.ast)
+        eta = np.asarray(eta, dtype=float)
+        if np.all(eta == 0):
+            return lo, None
+        edge = self.em.simple(ast.BinOp(params["mu"], ast.Sub(), ast.BinOp(
+            params["sigma"], ast.Div(), self.em.const(eta))))
+        if np.all(eta > 0):
+            return (edge if fam.support == "gev" else lo), None
+        return lo, edge
 
     def _tighter(self, old, new, how):
         if old is None:

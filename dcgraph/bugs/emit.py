@@ -15,7 +15,8 @@ import copy
 import numpy as np
 
 from . import syntax as S
-from .templates import FUNCTIONS, LINKS, NAMESPACE, template_ast
+from .functions import FUNCTIONS, LINKS, template_ast
+from .templates import NAMESPACE
 
 __all__ = ["Emitter", "name", "attr_call", "num"]
 
@@ -314,9 +315,9 @@ class Emitter:
             return ast.BinOp(self.expr(e.left, insts, refs, local, scalar), _OPS[e.op](),
                              self.expr(e.right, insts, refs, local, scalar))
         if isinstance(e, S.Call):
-            fn = FUNCTIONS[e.name]
             args = [self.simple(self.expr(a, insts, refs, local, scalar)) for a in e.args]
-            return self.template(fn.body, dict(zip(fn.params, args)))
+            params, body, _ = FUNCTIONS[e.name].form(len(args))
+            return self.template(body, dict(zip(params, args)))
         raise TypeError(type(e).__name__)
 
     def dynamic(self, var, insts, k, local, scalar) -> ast.expr:
@@ -351,5 +352,5 @@ class Emitter:
         return self.temp(value)
 
     def link_inverse(self, link: str, value: ast.expr) -> ast.expr:
-        fn = FUNCTIONS[LINKS[link]]
-        return self.template(fn.body, {fn.params[0]: self.simple(value)})
+        params, body, _ = FUNCTIONS[LINKS[link]].form(1)
+        return self.template(body, {params[0]: self.simple(value)})

@@ -4,7 +4,7 @@
 loop variable -> int). ``lookup(var, offsets, shape)`` returns the values of the referenced elements
 or raises ``NotConstant``; ``resolve(var, env, shapes)`` turns a ``Var`` into the flat row-major
 offsets it denotes and their shape (``()`` for one element, ``(n,)`` for a range, ...). Functions
-come from ``templates.FUNCTIONS``; nothing is evaluated with ``eval`` on user text.
+come from ``functions.FUNCTIONS``; nothing is evaluated with ``eval`` on user text.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from . import syntax as S
-from .templates import FUNCTIONS, callable_of
+from .functions import FUNCTIONS
 
 __all__ = ["Evaluator", "NotConstant", "BINARY"]
 
@@ -125,10 +125,11 @@ class Evaluator:
             fn = FUNCTIONS.get(expr.name)
             if fn is None:
                 raise self.error(f"unknown function '{expr.name}'", expr)
-            if len(expr.args) != len(fn.params):
-                raise self.error(f"'{expr.name}' takes {len(fn.params)} argument(s), "
-                                 f"got {len(expr.args)}", expr)
+            try:
+                fn.form(len(expr.args))
+            except TypeError as err:
+                raise self.error(str(err), expr) from None
             args = [self.value(a, env) for a in expr.args]
             with np.errstate(all="ignore"):
-                return callable_of(fn.params, fn.body)(*args)
+                return fn.evaluate(*args)
         raise self.error(f"unexpected expression {type(expr).__name__}", expr)

@@ -1,190 +1,202 @@
-"""The BUGS function library as data: name -> arity, an ``ast`` builder and a plain callable.
+"""The BUGS function library as one table: name -> parameters, numpy template, vector arguments,
+how it differentiates. The compile-time evaluator, the code generator and the parser all read it.
 
-Each ``BUGSFunction`` is written once, as a small Python *expression template* over the argument
-placeholders ``A``, ``B``, ``C`` and the module aliases of ``namespace()`` (``_np`` numpy,
-``_sp`` scipy.special, ``_la`` numpy.linalg). From it come
+Each ``BUGSFunction`` is written once, as a Python *expression template* over its parameter names
+and the globals of ``namespace()`` (``np`` numpy, ``sp`` scipy.special); templates are constants of
+this module, so nothing from a model is ever pasted into code. Templates are vectorised: a scalar
+argument may be an array over loop instances, a vector argument has its components on the last axis
+(``vector`` names those parameters). ``gradient`` says how ``dcgraph.grad`` differentiates it:
+``"vjp"`` (every call has a VJP rule in ``dcgraph.ad``), ``"zero"`` (piecewise constant: zero
+almost everywhere), ``"none"`` (identity of its argument: ``cut``).
 
-* ``build(*arg_exprs) -> ast.expr``: the template with the placeholders replaced by the given
-  argument expressions. Generated code therefore calls only whitelisted numpy/scipy functions, all
-  of which have VJP rules in ``dcgraph.ad``, so ``dcgraph.grad`` differentiates through them.
-* ``evaluate(*values)``: the same template compiled once into a plain function, for data
-  transformations evaluated at compile time. Both paths compute exactly the same thing.
+From a row come ``form(n)`` (the parameters, body and vector parameters for ``n`` arguments: ``max``
+and ``min`` reduce one array or fold several arguments), ``build(*arg_exprs) -> ast.expr`` and
+``evaluate(*values)`` (the template compiled once, for data transformations at compile time).
 
-Templates are constants of this module; nothing from a model is ever pasted into code.
-Vector functions take whole arrays (``sum(x[])``); scalar ones work elementwise on arrays.
-OpenBUGS conventions: ``step(0) = 1``; ``trunc`` is the floor (the OpenBUGS manual; JAGS truncates
-toward zero); ``rank(v, s)`` counts the components ``<= v[s]`` and ``ranked(v, s)`` is the ``s``-th
-smallest (``s`` 1-based); ``sd`` divides by ``n - 1``; ``round`` is ``floor(x + 0.5)`` (JAGS's
-source; the OpenBUGS manual says only "nearest integer"); ``interp.lin`` holds the end values
-outside the knots.
+OpenBUGS conventions (bugs-reference.md, OpenBUGS's ``MathFunc``): ``step(0) = 1``; ``trunc`` is the
+floor; ``round`` is the nearest integer with halves away from zero (``MathFunc.Round``:
+``round(2.5) = 3``, ``round(-2.5) = -3``; neither numpy's half-to-even nor ``floor(x + 0.5)``);
+``rank(v, s)`` counts the components ``<= v[s]``; ``ranked(v, s)`` is the ``s``-th smallest
+(``s`` 1-based); ``sd`` divides by ``n - 1``; ``interp.lin`` holds the end values outside the knots.
 """
 from __future__ import annotations
 
 import ast
 import copy
 import functools
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.special
-from numpy import linalg
 
 __all__ = ["BUGSFunction", "FUNCTIONS", "LINKS", "namespace", "build_call", "build_link_inverse"]
 
-_PLACEHOLDERS = ("A", "B", "C")
-
 
 def namespace() -> dict:
-    """The globals that built expressions refer to (a fresh dict each call)."""
-    return {"_np": np, "_sp": scipy.special, "_la": linalg}
+    """The globals that templates refer to (a fresh dict each call)."""
+    return {"np": np, "sp": scipy.special}
 
 
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, args):
-        self.args = dict(zip(_PLACEHOLDERS, args))
-
-    def visit_Name(self, node):
-        if node.id in self.args:
-            return copy.deepcopy(self.args[node.id])
-        return node
-
-
-@dataclass(frozen=True)
-class BUGSFunction:
-    """One BUGS function: ``arity`` is ``(min, max)`` (``max`` None: any number)."""
+class BUGSFunction(NamedTuple):
+    """One BUGS function. ``reduce`` (``max``/``min``): the body for one array argument; such
+    functions also take any number of scalars (folded pairwise with ``body``)."""
 
     name: str
-    arity: tuple
-    template: str               # expression over A, B, C and _np/_sp/_la
-    kind: str                   # "scalar" (elementwise) or "vector" (whole arrays)
+    params: tuple
+    body: str
+    vector: tuple
+    gradient: str
     doc: str
-    builder: Optional[object] = field(default=None, compare=False)  # custom (*args) -> ast.expr
+    reduce: Optional[str] = None
 
-    def build(self, *args: ast.expr) -> ast.expr:
-        """An ``ast.expr`` computing this function of the argument expressions ``args``."""
-        self._check_arity(len(args))
-        if self.builder is not None:
-            return self.builder(*args)
-        tree = ast.parse(self.template, mode="eval").body
-        return ast.fix_missing_locations(_Substitute(args).visit(tree))
+    @property
+    def arity(self) -> tuple:
+        """``(min, max)`` number of arguments (``max`` None: any number)."""
+        return (1, None) if self.reduce else (len(self.params), len(self.params))
 
-    def _check_arity(self, n):
+    @property
+    def kind(self) -> str:
+        return "vector" if self.vector or self.reduce else "scalar"
+
+    def form(self, n: int) -> tuple:
+        """``(params, body, vector)`` of the template for ``n`` arguments."""
+        self._check_arity(n)
+        if self.reduce and n == 1:
+            return (self.params[0],), self.reduce, (self.params[0],)
+        if self.reduce and n > 2:
+            names = tuple(f"a{i}" for i in range(n))
+            body = names[0]
+            for other in names[1:]:
+                body = _fold_text(self.body, self.params, body, other)
+            return names, body, ()
+        return self.params, self.body, self.vector
+
+    def _check_arity(self, n: int) -> None:
         lo, hi = self.arity
         if n < lo or (hi is not None and n > hi):
             raise TypeError(f"BUGS function '{self.name}' takes {lo}"
                             f"{'' if hi == lo else ' or more' if hi is None else f' to {hi}'} "
                             f"arguments, got {n}")
 
-    @property
-    def evaluate(self):
-        """The function as a plain Python callable on numbers and numpy arrays."""
-        return _compiled(self)
+    def build(self, *args: ast.expr) -> ast.expr:
+        """An ``ast.expr`` computing this function of the argument expressions ``args``."""
+        params, body, _ = self.form(len(args))
+        return substitute(body, dict(zip(params, args)))
+
+    def evaluate(self, *values):
+        """The function on numbers and numpy arrays (the same template, compiled once)."""
+        params, body, _ = self.form(len(values))
+        return compiled(params, body)(*values)
+
+
+def _fold_text(body: str, params: tuple, left: str, right: str) -> str:
+    """``body`` with its two parameters replaced by the expressions ``left`` and ``right``."""
+    tree = substitute(body, {params[0]: ast.parse(left, mode="eval").body,
+                             params[1]: ast.parse(right, mode="eval").body})
+    return ast.unparse(tree)
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, mapping: dict):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        if node.id in self.mapping:
+            return copy.deepcopy(self.mapping[node.id])
+        return node
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled(fn: BUGSFunction):
-    lo, hi = fn.arity
-    if fn.builder is not None:
-        def run(*values):
-            fn._check_arity(len(values))
-            names = [ast.Name(f"_a{i}", ast.Load()) for i in range(len(values))]
-            code = compile(ast.fix_missing_locations(ast.Expression(fn.builder(*names))),
-                           f"<bugs {fn.name}>", "eval")
-            return eval(code, namespace(), {f"_a{i}": v for i, v in enumerate(values)})
-        return run
-    params = [ast.arg(p) for p in _PLACEHOLDERS[:hi]]
-    lam = ast.Lambda(ast.arguments(posonlyargs=[], args=params, kwonlyargs=[], kw_defaults=[], defaults=[]),
-                     ast.parse(fn.template, mode="eval").body)
-    code = compile(ast.fix_missing_locations(ast.Expression(lam)), f"<bugs {fn.name}>", "eval")
-    return eval(code, namespace())
+def template_ast(body: str) -> ast.expr:
+    """The parsed expression of a template (cached; callers copy before changing it)."""
+    return ast.parse(body, mode="eval").body
 
 
-def _fold(np_fn: str, reduce_fn: str):
-    """Builder for JAGS-style ``max``/``min``: one array argument reduces, several fold pairwise."""
-    def build(*args):
-        if len(args) == 1:
-            return _call(reduce_fn, args[0])
-        out = args[0]
-        for a in args[1:]:
-            out = _call(np_fn, out, a)
-        return out
-    return build
+def substitute(body: str, mapping: dict) -> ast.expr:
+    """The template ``body`` with its parameter names replaced by the ``ast`` expressions given."""
+    tree = _Substitute(mapping).visit(copy.deepcopy(template_ast(body)))
+    return ast.fix_missing_locations(tree)
 
 
-def _call(np_name: str, *args) -> ast.expr:
-    return ast.Call(ast.Attribute(ast.Name("_np", ast.Load()), np_name, ast.Load()), list(args), [])
+@functools.lru_cache(maxsize=None)
+def compiled(params: tuple, body: str):
+    """A plain function ``f(*params)`` evaluating the template ``body`` in ``namespace()``."""
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[],
+                         kw_defaults=[], defaults=[])
+    tree = ast.fix_missing_locations(ast.Expression(ast.Lambda(args, template_ast(body))))
+    return eval(compile(tree, "<dcgraph.bugs.functions>", "eval"), namespace())
 
 
-_INDEX = "_np.asarray(B).astype(_np.int64) - 1"
+_POSITION = "(np.arange(1, np.shape(v)[-1] + 1) == np.expand_dims(s, -1))"
+_SLOPE = "(np.expand_dims(e, -1) - x[..., :-1]) / (x[..., 1:] - x[..., :-1])"
 _ROWS = [
-    # name, arity, template, kind, doc
-    ("abs", 1, "_np.abs(A)", "scalar", "absolute value"),
-    ("arccos", 1, "_np.arccos(A)", "scalar", "inverse cosine"),
-    ("arccosh", 1, "_np.arccosh(A)", "scalar", "inverse hyperbolic cosine"),
-    ("arcsin", 1, "_np.arcsin(A)", "scalar", "inverse sine"),
-    ("arcsinh", 1, "_np.arcsinh(A)", "scalar", "inverse hyperbolic sine"),
-    ("arctan", 1, "_np.arctan(A)", "scalar", "inverse tangent"),
-    ("arctanh", 1, "_np.arctanh(A)", "scalar", "inverse hyperbolic tangent"),
-    ("cloglog", 1, "_np.log(-_np.log1p(-A))", "scalar", "log(-log(1 - x))"),
-    ("cos", 1, "_np.cos(A)", "scalar", "cosine"),
-    ("cosh", 1, "_np.cosh(A)", "scalar", "hyperbolic cosine"),
-    ("cut", 1, "A", "scalar", "x (cuts feedback in OpenBUGS; the identity for a log density)"),
-    ("equals", 2, "_np.where(_np.equal(A, B), 1.0, 0.0)", "scalar", "1 if x == y else 0"),
-    ("exp", 1, "_np.exp(A)", "scalar", "exponential"),
-    ("icloglog", 1, "-_np.expm1(-_np.exp(A))", "scalar", "1 - exp(-exp(x)), inverse of cloglog"),
-    ("ifelse", 3, "_np.where(_np.not_equal(A, 0), B, C)", "scalar", "y if x != 0 else z (JAGS)"),
-    ("ilogit", 1, "_sp.expit(A)", "scalar", "1 / (1 + exp(-x)), inverse of logit"),
-    ("log", 1, "_np.log(A)", "scalar", "natural logarithm"),
-    ("logfact", 1, "_sp.gammaln(A + 1.0)", "scalar", "log(x!)"),
-    ("loggam", 1, "_sp.gammaln(A)", "scalar", "log Gamma(x)"),
-    ("logit", 1, "_sp.logit(A)", "scalar", "log(x / (1 - x))"),
-    ("phi", 1, "_sp.ndtr(A)", "scalar", "standard normal CDF, inverse of probit"),
-    ("pow", 2, "_np.power(A, B)", "scalar", "x ^ y"),
-    ("probit", 1, "_sp.ndtri(A)", "scalar", "standard normal quantile"),
-    ("round", 1, "_np.floor(A + 0.5)", "scalar", "floor(x + 0.5): nearest integer, halves up (as JAGS)"),
-    ("sin", 1, "_np.sin(A)", "scalar", "sine"),
-    ("sinh", 1, "_np.sinh(A)", "scalar", "hyperbolic sine"),
-    ("sqrt", 1, "_np.sqrt(A)", "scalar", "square root"),
-    ("step", 1, "_np.heaviside(A, 1.0)", "scalar", "1 if x >= 0 else 0 (step(0) = 1)"),
-    ("tan", 1, "_np.tan(A)", "scalar", "tangent"),
-    ("tanh", 1, "_np.tanh(A)", "scalar", "hyperbolic tangent"),
-    ("trunc", 1, "_np.floor(A)", "scalar", "greatest integer <= x (OpenBUGS manual; JAGS truncates toward 0)"),
-    # ---- vector and matrix functions
-    ("inprod", 2, "_np.sum(_np.multiply(A, B))", "vector", "sum of x[i] * y[i]"),
-    ("interp.lin", 3,
-     "_np.sum((C[1:] - C[:-1]) * _np.clip((_np.expand_dims(A, -1) - B[:-1]) / (B[1:] - B[:-1]), 0.0, 1.0),"
-     " axis=-1) + C[0]",
-     "vector", "piecewise-linear interpolation of knots (x[], y[]) at e; end values held outside"),
-    ("eigen.vals", 1, "_la.eigvalsh(A)", "vector", "eigenvalues of a symmetric matrix, in increasing order"),
-    ("inverse", 1, "_la.inv(A)", "vector", "matrix inverse"),
-    ("logdet", 1, "_la.slogdet(A)[1]", "vector", "log of the determinant of a positive-definite matrix"),
-    ("mean", 1, "_np.mean(A)", "vector", "mean of the components"),
-    ("prod", 1, "_np.prod(A)", "vector", "product of the components"),
-    ("rank", 2, f"_np.sum(_np.less_equal(A, _np.take(A, {_INDEX})))", "vector",
-     "number of components <= v[s] (OpenBUGS)"),
-    ("ranked", 2, f"_np.take(_np.sort(A), {_INDEX})", "vector", "the s-th smallest component"),
-    ("sd", 1, "_np.sqrt(_np.sum((A - _np.mean(A)) ** 2) / (_np.size(A) - 1))", "vector",
-     "standard deviation, n - 1 denominator"),
-    ("sort", 1, "_np.sort(A)", "vector", "components in increasing order"),
-    ("sum", 1, "_np.sum(A)", "vector", "sum of the components"),
-    ("t", 1, "_np.transpose(A)", "vector", "matrix transpose (JAGS)"),
+    # name, params, body, vector params, gradient, doc
+    ("abs", "x", "np.abs(x)", "", "vjp", "absolute value"),
+    ("arccos", "x", "np.arccos(x)", "", "vjp", "inverse cosine"),
+    ("arccosh", "x", "np.arccosh(x)", "", "vjp", "inverse hyperbolic cosine"),
+    ("arcsin", "x", "np.arcsin(x)", "", "vjp", "inverse sine"),
+    ("arcsinh", "x", "np.arcsinh(x)", "", "vjp", "inverse hyperbolic sine"),
+    ("arctan", "x", "np.arctan(x)", "", "vjp", "inverse tangent"),
+    ("arctanh", "x", "np.arctanh(x)", "", "vjp", "inverse hyperbolic tangent"),
+    ("cloglog", "x", "np.log(-np.log1p(-x))", "", "vjp", "log(-log(1 - x))"),
+    ("cos", "x", "np.cos(x)", "", "vjp", "cosine"),
+    ("cosh", "x", "np.cosh(x)", "", "vjp", "hyperbolic cosine"),
+    ("cut", "x", "x", "", "none", "x (cuts feedback in OpenBUGS; the identity for a log density)"),
+    ("equals", "a b", "np.where(np.equal(a, b), 1.0, 0.0)", "", "zero", "1 if x == y else 0"),
+    ("exp", "x", "np.exp(x)", "", "vjp", "exponential"),
+    ("icloglog", "x", "-np.expm1(-np.exp(x))", "", "vjp", "1 - exp(-exp(x)), inverse of cloglog"),
+    ("ifelse", "c a b", "np.where(np.not_equal(c, 0), a, b)", "", "vjp", "y if x != 0 else z (JAGS)"),
+    ("ilogit", "x", "sp.expit(x)", "", "vjp", "1 / (1 + exp(-x)), inverse of logit"),
+    ("log", "x", "np.log(x)", "", "vjp", "natural logarithm"),
+    ("logfact", "x", "sp.gammaln(x + 1.0)", "", "vjp", "log(x!)"),
+    ("loggam", "x", "sp.gammaln(x)", "", "vjp", "log Gamma(x)"),
+    ("logit", "x", "sp.logit(x)", "", "vjp", "log(x / (1 - x))"),
+    ("phi", "x", "sp.ndtr(x)", "", "vjp", "standard normal CDF, inverse of probit"),
+    ("pow", "a b", "np.power(a, b)", "", "vjp", "x ^ y"),
+    ("probit", "x", "sp.ndtri(x)", "", "vjp", "standard normal quantile"),
+    ("round", "x", "np.sign(x) * np.floor(np.abs(x) + 0.5)", "", "zero",
+     "nearest integer, halves away from zero (OpenBUGS MathFunc.Round)"),
+    ("sin", "x", "np.sin(x)", "", "vjp", "sine"),
+    ("sinh", "x", "np.sinh(x)", "", "vjp", "hyperbolic sine"),
+    ("sqrt", "x", "np.sqrt(x)", "", "vjp", "square root"),
+    ("step", "x", "np.heaviside(x, 1.0)", "", "zero", "1 if x >= 0 else 0 (step(0) = 1)"),
+    ("tan", "x", "np.tan(x)", "", "vjp", "tangent"),
+    ("tanh", "x", "np.tanh(x)", "", "vjp", "hyperbolic tangent"),
+    ("trunc", "x", "np.floor(x)", "", "zero", "greatest integer <= x (OpenBUGS manual; JAGS truncates toward 0)"),
+    # ---- vector and matrix functions (components on the last axis or axes)
+    ("inprod", "a b", "np.sum(a * b, axis=-1)", "a b", "vjp", "sum of x[i] * y[i]"),
+    ("interp.lin", "e x y",
+     f"np.sum((y[..., 1:] - y[..., :-1]) * np.clip({_SLOPE}, 0.0, 1.0), axis=-1) + y[..., 0]",
+     "x y", "vjp", "piecewise-linear interpolation of knots (x[], y[]) at e; end values held outside"),
+    ("eigen.vals", "m", "np.linalg.eigvalsh(m)", "m", "vjp",
+     "eigenvalues of a symmetric matrix, in increasing order"),
+    ("inverse", "m", "np.linalg.inv(m)", "m", "vjp", "matrix inverse"),
+    ("logdet", "m", "np.linalg.slogdet(m)[1]", "m", "vjp", "log of the determinant of a positive-definite matrix"),
+    ("mean", "x", "np.mean(x, axis=-1)", "x", "vjp", "mean of the components"),
+    ("prod", "x", "np.prod(x, axis=-1)", "x", "vjp", "product of the components"),
+    ("rank", "v s", f"np.sum(1.0 * (v <= np.expand_dims(np.sum(v * {_POSITION}, axis=-1), -1)), axis=-1)",
+     "v", "zero", "number of components <= v[s] (OpenBUGS)"),
+    ("ranked", "v s", f"np.sum(np.sort(v, axis=-1) * {_POSITION}, axis=-1)", "v", "vjp",
+     "the s-th smallest component"),
+    ("sd", "x", "np.std(x, axis=-1, ddof=1)", "x", "vjp", "standard deviation, n - 1 denominator"),
+    ("sort", "x", "np.sort(x, axis=-1)", "x", "vjp", "components in increasing order"),
+    ("sum", "x", "np.sum(x, axis=-1)", "x", "vjp", "sum of the components"),
+    ("t", "m", "np.swapaxes(m, -1, -2)", "m", "vjp", "matrix transpose (JAGS)"),
 ]
 
 _FOLDS = [
-    ("max", "maximum", "max", "largest argument, or largest component of one array"),
-    ("min", "minimum", "min", "smallest argument, or smallest component of one array"),
+    # name, pairwise body, body for one array, doc
+    ("max", "np.maximum(a, b)", "np.max(a, axis=-1)", "largest argument, or largest component of one array"),
+    ("min", "np.minimum(a, b)", "np.min(a, axis=-1)", "smallest argument, or smallest component of one array"),
 ]
 
 
 def _table() -> MappingProxyType:
-    rows = {}
-    for name, n, template, kind, doc in _ROWS:
-        rows[name] = BUGSFunction(name, (n, n), template, kind, doc)
+    rows = {name: BUGSFunction(name, tuple(params.split()), body, tuple(vector.split()), gradient, doc)
+            for name, params, body, vector, gradient, doc in _ROWS}
     for name, pairwise, reduce, doc in _FOLDS:
-        rows[name] = BUGSFunction(name, (1, None), f"_np.{pairwise}(A, B) or _np.{reduce}(A)", "vector",
-                                  doc, builder=_fold(pairwise, reduce))
+        rows[name] = BUGSFunction(name, ("a", "b"), pairwise, (), "vjp", doc, reduce)
     return MappingProxyType(dict(sorted(rows.items())))
 
 

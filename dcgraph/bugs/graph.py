@@ -21,7 +21,8 @@ import numpy as np
 from . import syntax as S
 from .errors import BUGSModelError
 from .evaluate import Evaluator, NotConstant
-from .templates import ALIASES, DISTRIBUTIONS, FUNCTIONS, LINKS, callable_of
+from .functions import FUNCTIONS, LINKS
+from .templates import ALIASES, DISTRIBUTIONS
 from .walk import collect_calls, collect_refs, statement_exprs
 
 __all__ = ["Graph", "Node", "Statement", "Instance", "build_graph", "element_name",
@@ -281,8 +282,7 @@ class _Builder:
         st = inst.statement.ast
         value = self.ev.value(st.expr, inst.env)
         if st.link is not None:
-            fn = FUNCTIONS[LINKS[st.link]]
-            value = callable_of(fn.params, fn.body)(value)
+            value = FUNCTIONS[LINKS[st.link]].evaluate(value)
         return value
 
     def resolve_references(self):

@@ -1,4 +1,5 @@
-"""Numpy templates for BUGS functions and distributions: the only code generated programs call.
+"""Numpy templates for BUGS distributions: with ``functions.FUNCTIONS``, the only code generated
+programs call.
 
 Each entry is a Python expression over its parameter names, written here (never taken from user
 input) and vectorised: a scalar argument is an array over loop iterations, a vector argument has the
@@ -7,11 +8,12 @@ vector on its last axis. Templates name only ``np`` (numpy), ``sp`` (scipy.speci
 ``_wishart`` (batched samplers) and the constants of ``NAMESPACE``; every
 call they make has a VJP rule in ``dcgraph.ad``, so generated log densities are differentiable.
 
-``FUNCTIONS[name] = Function(params, body, vector)``: ``vector`` names the parameters that are
-vectors. ``LINKS[name]`` is the inverse applied when ``name(x) <- e`` is written on the left.
+The function library (and the link inverses) is ``dcgraph.bugs.functions``, the one table that the
+evaluator, the parser and the code generator share.
 ``DISTRIBUTIONS[name] = Family(params, logpdf, sample, support, discrete, cdf, vector, event)``:
 ``logpdf`` is over the value ``x``; ``support`` is ``"real"``, ``"positive"``, ``"unit"``,
-``"interval"`` (between the parameters ``a`` and ``b``), ``"above_c"`` (``dpar``), for vector and
+``"interval"`` (between the parameters ``a`` and ``b``), ``"above_c"`` (``dpar``), ``"above_mu"``
+(``df``), ``"gev"`` / ``"gpar"`` (edges from ``mu``, ``sigma`` and the sign of a constant ``eta``), for vector and
 matrix values (``event``) ``"real_vector"``, ``"simplex"``, ``"pd"``, or a discrete kind; ``cdf`` (optional) is used for ``T(,)`` normalisation when the parameters are not constant.
 Probabilities of ``dbern``/``dbin`` are clipped to ``[P_LO, P_HI]`` (``1 - 2^-53``), so an inverse
 link that rounds to exactly 0 or 1 gives a finite log density (as OpenBUGS does); ``dpois`` reads
@@ -29,17 +31,12 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.special as sp
 
-__all__ = ["FUNCTIONS", "LINKS", "DISTRIBUTIONS", "NAMESPACE", "Function", "Family",
-           "callable_of", "template_ast"]
+from .functions import template_ast
+
+__all__ = ["DISTRIBUTIONS", "NAMESPACE", "Family", "callable_of", "template_ast"]
 
 NAMESPACE = {"np": np, "sp": sp, "HALF_LOG_2PI": 0.5 * math.log(2 * math.pi), "LOG2": math.log(2.0),
              "P_LO": 1e-300, "P_HI": 1.0 - 2.0 ** -53}
-
-
-class Function(NamedTuple):
-    params: tuple
-    body: str
-    vector: tuple = ()
 
 
 class Family(NamedTuple):
@@ -53,45 +50,21 @@ class Family(NamedTuple):
     event: str = "scalar"            # "vector" (last axis) or "matrix" (last two axes)
 
 
-def _f(params: str, body: str, vector: str = "") -> Function:
-    return Function(tuple(params.split()), body, tuple(vector.split()))
-
-
-def _vec(name: str) -> Function:
-    return _f("x", f"np.{name}(x, axis=-1)", "x")
-
-
-FUNCTIONS = {
-    "abs": _f("x", "np.abs(x)"), "arccos": _f("x", "np.arccos(x)"),
-    "arccosh": _f("x", "np.arccosh(x)"), "arcsin": _f("x", "np.arcsin(x)"),
-    "arcsinh": _f("x", "np.arcsinh(x)"), "arctan": _f("x", "np.arctan(x)"),
-    "arctanh": _f("x", "np.arctanh(x)"), "cloglog": _f("x", "np.log(-np.log1p(-x))"),
-    "cos": _f("x", "np.cos(x)"), "cosh": _f("x", "np.cosh(x)"), "cut": _f("x", "x"),
-    "equals": _f("a b", "1.0 * (a == b)"), "exp": _f("x", "np.exp(x)"),
-    "icloglog": _f("x", "1.0 - np.exp(-np.exp(x))"), "ilogit": _f("x", "sp.expit(x)"),
-    "log": _f("x", "np.log(x)"), "logfact": _f("x", "sp.gammaln(x + 1.0)"),
-    "loggam": _f("x", "sp.gammaln(x)"), "logit": _f("x", "sp.logit(x)"),
-    "max": _f("a b", "np.maximum(a, b)"), "min": _f("a b", "np.minimum(a, b)"),
-    "phi": _f("x", "sp.ndtr(x)"), "pow": _f("a b", "np.power(a, b)"),
-    "probit": _f("x", "sp.ndtri(x)"), "round": _f("x", "np.round(x)"),
-    "sin": _f("x", "np.sin(x)"), "sinh": _f("x", "np.sinh(x)"), "sqrt": _f("x", "np.sqrt(x)"),
-    "tan": _f("x", "np.tan(x)"), "tanh": _f("x", "np.tanh(x)"), "trunc": _f("x", "np.floor(x)"),
-    "step": _f("x", "1.0 * (x >= 0)"),
-    "inprod": _f("a b", "np.sum(a * b, axis=-1)", "a b"),
-    "mean": _vec("mean"), "sum": _vec("sum"), "prod": _vec("prod"),
-    "sd": _f("x", "np.std(x, axis=-1, ddof=1)", "x"),
-    "ifelse": _f("c a b", "np.where(c != 0, a, b)"),
-    "sort": _f("x", "np.sort(x, axis=-1)", "x"),
-    "rank": _f("v s", "np.sum(1.0 * (v <= np.expand_dims(np.sum(v * (np.arange(1, np.shape(v)[-1] + 1)"
-               " == np.expand_dims(s, -1)), axis=-1), -1)), axis=-1)", "v"),
-    "ranked": _f("v s", "np.sum(np.sort(v, axis=-1) * (np.arange(1, np.shape(v)[-1] + 1)"
-                 " == np.expand_dims(s, -1)), axis=-1)", "v"),
-    "inverse": _f("m", "np.linalg.inv(m)", "m"),
-    "logdet": _f("m", "np.linalg.slogdet(m)[1]", "m"),
-    "t": _f("m", "np.swapaxes(m, -1, -2)", "m"),
-}
-
-LINKS = {"logit": "ilogit", "log": "exp", "cloglog": "icloglog", "probit": "phi"}
+# dgev / dgpar: z = (x - mu) / sigma, t = 1 + eta z; eta == 0 is the Gumbel / exponential limit
+_Z = "((x - mu) / sigma)"
+_E = "np.where(eta == 0, 1.0, eta)"
+_LT = "np.log1p(eta * (x - mu) / sigma)"
+_EXP1 = "rng.standard_exponential(SIZE)"
+# dhyper(n, m, N, psi): log P(k) over k = 0..max(min(n, m)) (last axis), -inf outside the support
+_K = "np.arange(0.0, np.max(np.minimum(n, m)) + 1.0)"
+_HYPER_W = (f"np.where((np.expand_dims(np.maximum(0.0, n + m - N), -1) <= {_K})"
+            f" & ({_K} <= np.expand_dims(np.minimum(n, m), -1)),"
+            f" sp.gammaln(np.expand_dims(n, -1) + 1.0) - sp.gammaln({_K} + 1.0)"
+            f" - sp.gammaln(np.maximum(np.expand_dims(n, -1) - {_K}, 0.0) + 1.0)"
+            f" + sp.gammaln(np.expand_dims(N - n, -1) + 1.0) - sp.gammaln(np.maximum(np.expand_dims(m, -1) - {_K}, 0.0) + 1.0)"
+            f" - sp.gammaln(np.maximum(np.expand_dims(N - n - m, -1) + {_K}, 0.0) + 1.0)"
+            f" + {_K} * np.expand_dims(np.log(psi), -1), -np.inf)")
+_HYPER_LOGP = f"({_HYPER_W} - sp.logsumexp({_HYPER_W}, axis=-1, keepdims=True))"
 
 _NORMAL = "0.5 * np.log(tau) - HALF_LOG_2PI - 0.5 * tau * np.square(x - mu)"
 
@@ -154,6 +127,23 @@ DISTRIBUTIONS = {
     "dinvgamma": Family(("a", "b"), "a * np.log(b) - sp.gammaln(a) - (a + 1.0) * np.log(x) - b / x",
                         "b / rng.gamma(a, 1.0, SIZE)", "positive"),
     "dloglik": Family(("lam",), "lam + 0.0 * x", "0.0 * lam", "real"),
+    "dggamma": Family(("r", "mu", "beta"), "np.log(beta) + beta * r * np.log(mu) + sp.xlogy(beta * r - 1.0, x)"
+                      " - (mu * x) ** beta - sp.gammaln(r)",
+                      "rng.gamma(r, 1.0, SIZE) ** (1.0 / beta) / mu", "positive"),
+    "dgev": Family(("mu", "sigma", "eta"), f"-np.log(sigma) + np.where(eta == 0, -{_Z} - np.exp(-{_Z}),"
+                   f" -(1.0 + 1.0 / {_E}) * {_LT} - np.exp(-{_LT} / {_E}))",
+                   f"mu + sigma * np.where(eta == 0, -np.log({_EXP1}), np.expm1(-eta * np.log({_EXP1})) / {_E})",
+                   "gev", cdf=f"np.exp(-np.where(eta == 0, np.exp(-{_Z}), np.exp(-{_LT} / {_E})))"),
+    "dgpar": Family(("mu", "sigma", "eta"), f"-np.log(sigma) + np.where(eta == 0, -{_Z}, -(1.0 + 1.0 / {_E}) * {_LT})",
+                    f"mu + sigma * np.where(eta == 0, {_EXP1}, np.expm1(eta * {_EXP1}) / {_E})", "gpar",
+                    cdf=f"-np.expm1(np.where(eta == 0, -{_Z}, -{_LT} / {_E}))"),
+    "df": Family(("n", "m", "mu", "tau"), "sp.gammaln((n + m) / 2.0) - sp.gammaln(n / 2.0) - sp.gammaln(m / 2.0)"
+                 " + n / 2.0 * np.log(n / m) + sp.xlogy(n / 2.0 - 1.0, np.sqrt(tau) * (x - mu)) + 0.5 * np.log(tau)"
+                 " - (n + m) / 2.0 * np.log1p(n * np.sqrt(tau) * (x - mu) / m)",
+                 "mu + rng.f(n, m, SIZE) / np.sqrt(tau)", "above_mu"),
+    "dhyper": Family(("n", "m", "N", "psi"), f"np.sum(np.where(np.expand_dims(x, -1) == {_K}, {_HYPER_LOGP}, 0.0), axis=-1)",
+                     f"np.sum(np.expand_dims(rng.random(SIZE), -1) > np.cumsum(np.exp({_HYPER_LOGP}), axis=-1),"
+                     " axis=-1)", "count", True),
     "dmnorm.vcov": Family(("mu", "S"), "-0.5 * np.linalg.slogdet(S)[1] - HALF_LOG_2PI * np.shape(x)[-1]"
                           " - 0.5 * np.sum((x - mu) * np.linalg.solve(S, np.expand_dims(x - mu, -1))"
                           "[..., 0], axis=-1)",
@@ -191,13 +181,7 @@ DISTRIBUTIONS = {
                     "_wishart(rng, R, k, SHAPE)", "pd", vector=("R",), event="matrix"),
 }
 
-ALIASES = {"ddirch": "ddirich", "dbinom": "dbin", "dchisq": "dchisqr"}   # other spellings
-
-
-@functools.lru_cache(maxsize=None)
-def template_ast(body: str) -> ast.expr:
-    """The parsed expression of a template (cached; callers copy before changing it)."""
-    return ast.parse(body, mode="eval").body
+ALIASES = {"ddirch": "ddirich", "dbinom": "dbin", "dchisq": "dchisqr", "dgen.gamma": "dggamma"}   # other spellings
 
 
 @functools.lru_cache(maxsize=None)

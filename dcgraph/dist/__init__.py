@@ -15,6 +15,7 @@ from .bounded import Beta, Uniform
 from .bugs_discrete import NoncentralHypergeometric, OneBasedCategorical, TrialsGeometric
 from .continuous import Cauchy, Flat, Laplace, Logistic, Normal, StudentT
 from .discrete import Bernoulli, BetaBinomial, Binomial, Categorical, Geometric, NegativeBinomial, Poisson
+from .fdist import GeneralizedF
 from .generalized import GeneralizedExtremeValue, GeneralizedGamma, GeneralizedPareto, LogLikelihoodTerm
 from .multivariate import Dirichlet, Multinomial, MvNormal
 from .mvt import MvStudentT
@@ -31,7 +32,7 @@ _FAMILIES = (
     Bernoulli, Binomial, Poisson, Categorical, Geometric, NegativeBinomial, BetaBinomial, Multinomial,
     # BUGS families (issue 12)
     OneBasedCategorical, TrialsGeometric, NoncentralHypergeometric, GeneralizedGamma, GeneralizedExtremeValue,
-    GeneralizedPareto, LogLikelihoodTerm, MvStudentT,
+    GeneralizedPareto, LogLikelihoodTerm, MvStudentT, GeneralizedF,
 )
 
 #: Read-only table from class name to distribution class, for generic code (e.g. BUGS mapping).

@@ -87,18 +87,19 @@ FUNCTIONS = [
     ("ilogit(0.4)", special.expit(0.4)), ("logit(0.2)", special.logit(0.2)),
     ("phi(0.3)", stats.norm.cdf(0.3)), ("probit(0.3)", stats.norm.ppf(0.3)),
     ("logfact(5)", math.log(120)), ("loggam(4.5)", math.lgamma(4.5)), ("pow(2, 0.5)", math.sqrt(2)),
-    ("max(2, 3)", 3.0), ("min(2, 3)", 2.0), ("round(2.5)", 2.0), ("trunc(-2.5)", -3.0),
+    ("max(2, 3)", 3.0), ("min(2, 3)", 2.0), ("round(2.5)", 3.0), ("round(-2.5)", -3.0), ("max(v[])", 4.0), ("max(1, 5, 3)", 5.0), ("trunc(-2.5)", -3.0),
     ("sqrt(2)", math.sqrt(2)), ("exp(1)", math.e), ("log(2)", math.log(2)), ("cos(1)", math.cos(1)),
     ("sin(1)", math.sin(1)), ("tan(1)", math.tan(1)), ("arctan(1)", math.atan(1)),
     ("mean(v[])", 2.5), ("sum(v[])", 10.0), ("prod(v[])", 24.0), ("sd(v[])", np.std([4, 1, 3, 2], ddof=1)),
     ("inprod(v[], v[])", 30.0), ("rank(v[], 3)", 3.0), ("ranked(v[], 2)", 2.0),
-    ("logdet(M[,])", math.log(5.0)), ("ifelse(0, 1, 2)", 2.0), ("cut(3)", 3.0),
+    ("logdet(M[,])", math.log(5.0)), ("interp.lin(2, k[], w[])", 1.0), ("interp.lin(-1, k[], w[])", 1.0),
+    ("sum(eigen.vals(M[,]))", 5.0), ("ranked(eigen.vals(M[,]), 2)", (5 + math.sqrt(5)) / 2), ("ifelse(0, 1, 2)", 2.0), ("cut(3)", 3.0),
 ]
 
 
 @pytest.mark.parametrize("expr,expected", FUNCTIONS, ids=[f[0] for f in FUNCTIONS])
 def test_function_values(expr, expected):
-    data = {"v": [4.0, 1.0, 3.0, 2.0], "M": [[2.0, 1.0], [1.0, 3.0]]}
+    data = {"v": [4.0, 1.0, 3.0, 2.0], "M": [[2.0, 1.0], [1.0, 3.0]], "k": [0.0, 1.0, 3.0], "w": [1.0, 2.0, 0.0]}
     # evaluated at compile time (constant) and in generated code (depending on a parameter)
     const = B.compile(f"model {{ c <- {expr}\n y ~ dnorm(c, 1) }}", dict(data, y=0.0))
     assert const.logjoint({}) == pytest.approx(stats.norm.logpdf(0, expected, 1), rel=1e-12)

@@ -158,6 +158,13 @@ def test_self_loop_stays_a_loop():
             e[k] = h
             fd = (model.logdensity(theta + e) - model.logdensity(theta - e)) / (2 * h)
             assert grad[k] == pytest.approx(fd, rel=1e-5, abs=1e-6)
+        # the loop mutates no container, so the gradient runs through the compiled replay
+        for _ in range(2):                            # learned on the second call, replayed after
+            _, grad2 = model.logdensity_and_grad(theta)
+            np.testing.assert_allclose(grad2, grad, rtol=1e-12)
+        cache = model._vg.compiled
+        assert cache.enabled and cache.reason is None and cache.stats["hits"] >= 1
+        assert ".append(" not in model.source()
     assert sizes[0] == sizes[1]                       # code size does not grow with N
 
 
