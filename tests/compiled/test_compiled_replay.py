@@ -260,3 +260,34 @@ def test_a_loop_over_a_computed_range_is_unrolled_with_its_bound_guarded():
     plain.compiled.enabled = False
     for n in (4, 4, 4, 5, 5, 5, 4):
         assert g(0.7, n) == plain(0.7, n)
+
+
+def make_scaler(k):
+    def scale(x):
+        return x * k
+
+    def set_k(value):
+        nonlocal k
+        k = value
+    return scale, set_k
+
+
+TWO = 2.0
+SCALE_A, SET_A = make_scaler(TWO)
+SCALE_B, SET_B = make_scaler(TWO)         # same code, same object in another cell
+
+
+def both_scales(x):
+    return SCALE_A(x) + SCALE_B(x)
+
+
+def test_closure_cells_of_one_code_object_are_guarded_each():
+    _, tape = dcgraph.track(both_scales, 1.5)
+    cp = compile_path(tape, (1.5,))
+    assert cp((1.5,), {}) == 6.0
+    SET_B(3.0)
+    try:
+        with pytest.raises(GuardFailed):
+            cp((1.5,), {})
+    finally:
+        SET_B(TWO)
