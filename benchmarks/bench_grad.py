@@ -7,7 +7,8 @@ sampler calls it, beside ``jax.jit(value_and_grad)`` (gradient converted back to
 a vectorised Rats log density over one 65-vector, ``-0.5 * q @ q`` (the fixed cost per call),
 and Rats in scalar code over 65 parameters given as a list and as an array.
 
-Gradient cases: a scalar loop with ``math.sin`` (200 iterations), a Rats-style hierarchical log
+Gradient cases: a scalar loop with ``math.sin`` (200 iterations), the same terms gathered in a
+list (``sin_list``: a comprehension, appends and a caught exception), a Rats-style hierarchical log
 density written with scalar loops (30 x 5), and logistic regression on 20000 x 10 arrays.
 Every method of every case is timed in interleaved rounds (numpy timings depend on allocation
 patterns, and the machine may be shared), each round a small batch of calls; the figure is the
@@ -18,7 +19,8 @@ repeatedly, so after its second call it runs the compiled path (``dcgraph.ad.com
 (running f instrumented), tape building (the replay of the event log, lazy on first access)
 and the backward sweep. The one-off cost of compiling each path is printed too. autograd,
 ``jax.grad`` (eager, float64) and torch (``backward``) are measured when installed and
-skipped otherwise.
+skipped otherwise; ``jax.jit(value_and_grad)`` of the two scalar loops is shown beside the compiled
+path, with the wall time of its first call (tracing and XLA compilation).
 """
 from __future__ import annotations
 
@@ -43,6 +45,20 @@ def sin_loop(x):
     for i in range(200):
         s = s + math.sin(x * i)
     return s
+
+
+def sin_list(x):
+    """The sin loop building a list (a comprehension, then appends) and catching an
+    exception on every call: what compiled replay did not cover before issue #17."""
+    terms = [math.sin(x * i) for i in range(100)]
+    for i in range(100, 200):
+        try:
+            terms.append(math.sin(x * i))
+            if i == 199:
+                raise StopIteration          # left the same way on every call
+        except StopIteration:
+            pass
+    return sum(terms)
 
 
 XS = [8.0, 15.0, 22.0, 29.0, 36.0]
@@ -109,7 +125,7 @@ def make_data():
     th = np.concatenate([alpha, beta, [241.0, 6.2, math.log(11.0), math.log(0.6),
                                        math.log(5.5)]])
     ya = np.array(y)
-    return {"sin": (0.3,), "rats": rats, "logistic": (w, X, yy), "rats_vec": (th, ya),
+    return {"sin": (0.3,), "sin_list": (0.3,), "rats": rats, "logistic": (w, X, yy), "rats_vec": (th, ya),
             "quad": (rng.normal(size=100),), "params_list": (list(map(float, th)), y),
             "params_array": (th, ya)}
 
@@ -298,9 +314,9 @@ def torch_methods():
 
 
 # -- timing -----------------------------------------------------------------------------------
-PLAIN = {"sin": sin_loop, "rats": rats_logp, "logistic": logistic, "rats_vec": rats_vec,
+PLAIN = {"sin": sin_loop, "sin_list": sin_list, "rats": rats_logp, "logistic": logistic, "rats_vec": rats_vec,
          "quad": quad, "params_list": rats_params, "params_array": rats_params}
-BATCH = {"sin": 20, "rats": 5, "logistic": 5, "rats_vec": 100, "quad": 500,
+BATCH = {"sin": 20, "sin_list": 20, "rats": 5, "logistic": 5, "rats_vec": 100, "quad": 500,
          "params_list": 20, "params_array": 20}
 SAMPLER_CASES = ("rats_vec", "quad", "params_list", "params_array")
 
@@ -389,7 +405,8 @@ def measure(rounds: int, clock=time.process_time, cases=tuple(PLAIN)):
 def report(results, rounds, clock_name):
     print(f"dcgraph.grad vs f  (python {platform.python_version()}, numpy {np.__version__}, "
           f"{rounds} interleaved rounds, min per call, {clock_name} time)")
-    titles = {"sin": "scalar loop, math.sin x 200", "rats": "Rats-style scalar loops, 30 x 5",
+    titles = {"sin": "scalar loop, math.sin x 200",
+              "sin_list": "the same terms in a list (comprehension, append, try/except)", "rats": "Rats-style scalar loops, 30 x 5",
               "logistic": "logistic regression, 20000 x 10",
               "rats_vec": "value_and_grad: vectorised Rats log density, one 65-vector",
               "quad": "value_and_grad: -0.5 * q @ q over 100 values (the fixed cost)",

@@ -116,6 +116,25 @@ class BackwardEmitter:
         self.state[target] = SURE if sure else MAYBE
         self.emit(line)
 
+    def grown(self, node, g, rule) -> None:
+        """Pull back through ``append``/``extend`` of a list built on the path. ``append`` at
+        position ``p``: the item gets entry ``p``, the list before gets the adjoint itself
+        (its entries from ``p`` on lie past its length, where its rules look no more), so
+        no Sparse is copied per step. ``extend``: its rule, on the entries within the list."""
+        c, x = node.args
+        if node.fn is list.extend:
+            self.emit(f"_t = _upto({g}, {self.lengths[node]}) if _type({g}) is _Sparse else {g}")
+            self.live_rule(node, "_t", rule.inplace)
+            return
+        if not (self.wants(c) or self.wants(x)):
+            return
+        self.emit(f"if _type({g}) is _Sparse:")
+        indent, cond = self.indent, self.cond
+        self.indent, self.cond = indent + "    ", True
+        self.add(x, f"{g}.get({self.lengths[unalias(c)]})", "general")
+        self.add(c, g, "general")
+        self.indent, self.cond = indent, cond
+
     def add_slot(self, target, key: int, g: str) -> None:
         """``adjoint(target)[key] += g`` into a scalar variable of its own (reads of a list
         at constant positions, e.g. in unrolled loops); ``flush`` makes them one Sparse."""
@@ -161,7 +180,7 @@ class BackwardEmitter:
         if rule is None:
             raise NotCompilable(f"no VJP rule for {primitive_name(fn)} ({where(node)})")
         if node.mutates is not None:     # a list built on the path grew
-            self.live_rule(node, g, rule.inplace)
+            self.grown(node, g, rule)
             return
         for x in list(args) + list(kwargs.values()):
             self.mark(x)

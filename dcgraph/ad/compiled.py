@@ -49,6 +49,11 @@ def accumulate(old, g, owner):
     return old + g
 
 
+def upto(g, n: int):
+    """The entries of the Sparse ``g`` at positions below ``n`` (a list's length)."""
+    return Sparse({k: a for k, a in g.items() if type(k) is int and k < n})
+
+
 def add_item(old, key, g, container, owner):
     """``accumulate(old, Sparse({key: g}), owner)`` without building the Sparse; a negative
     ``key`` counts from the end of ``container``."""
@@ -150,7 +155,7 @@ def compile_gradient(tape, wrt=None, args=(), kwargs=None, f=None, seed=None) ->
     arguments = tape.arguments
     chosen = set(arguments if wrt is None else wrt)
     wrt = [a for a in arguments if a in chosen]
-    runtime = {"_Sparse": Sparse, "_acc": accumulate, "_item": add_item,
+    runtime = {"_Sparse": Sparse, "_acc": accumulate, "_item": add_item, "_upto": upto,
                "_Live": Live, "_LS": LiveSweep, "_dense": dense_array,
                "_seed": seed if seed is not None else _unit_seed}
     from .api import _scalar_seed       # (api imports this module)

@@ -40,7 +40,8 @@ to a primitive of unknown effect (outside builtins, numpy, scipy, ...) may have 
 the gradient passes through only when its contents provably did not change. Operators and
 properties of your own classes are differentiated through their Python methods; constructors
 and `__call__` are traced. Second derivatives trace the compiled gradient program of the path
-(`higher.py`); a path compiled replay refuses (container mutation, exceptions) is refused.
+(`higher.py`); a path compiled replay refuses (`dcgraph.compiled.why_not`: mutation of
+containers other than lists built on the path, exceptions raised by untraced calls) is refused.
 
 A primitive the gradient depends on without a rule raises `dcgraph.ad.MissingRuleError`
 naming it and the line that called it, and so does a value that left the numbers and came

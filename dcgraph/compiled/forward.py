@@ -206,11 +206,13 @@ class PathCode:
         elif t is Argument:
             return self.argument(node, k)
         elif t is Constant and node.tape is not None:
-            seen = (node.name, id(node.value), node.tape.code)
-            if seen in self.seen:                 # the same name read again, same object:
+            seen = self.global_read(node)
+            if seen in self.seen:                 # the same global read again, same object:
                 self.val[node] = self.seen[seen]  # nothing on the path rebinds it
                 return []
-            self.val[node] = self.seen[seen] = f"v{k}"
+            self.val[node] = f"v{k}"
+            if seen is not None:
+                self.seen[seen] = f"v{k}"
             origin = self.plan.get(node)          # reads the global or cell again
             return [f"v{k} = {self.bind(node.value, f'_k{k}')}"] + (
                 [f"if {origin(self)} is not v{k}: raise _GF({k})"] if origin else [])
@@ -219,6 +221,16 @@ class PathCode:
         elif t is Branch:
             return self.branch(node, k)
         return []
+
+    @staticmethod
+    def global_read(node):
+        """A key for a Constant read from a module's globals (None for closure cells, whose
+        cells differ between closures of one code object)."""
+        code, fn = node.tape.code, getattr(node.tape.fn, "__func__", node.tape.fn)
+        scope = getattr(fn, "__globals__", None)
+        if code is None or scope is None or node.name in code.co_freevars:
+            return None
+        return node.name, id(node.value), id(scope)
 
     def alias(self, node, source) -> None:
         if source in self.made:

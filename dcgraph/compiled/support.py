@@ -4,7 +4,8 @@
 the supported subset and where it is; otherwise it returns the lengths of the lists the path
 builds. Supported: any path whose primitives may run twice unobserved (``effects``), lists
 built in the call and grown by ``append``/``extend`` (comprehensions included), exceptions
-raised by ``raise`` in traced code and caught on the path. Not supported: the root call
+raised by ``raise`` in traced code and caught on the path (``raise SomeClass``: the recorded
+instance stands for the new one). Not supported: the root call
 raising, exceptions raised by untraced calls (the tape does not record the call that raised),
 ``except*``, generators, other container mutation, assignments to globals and nonlocals.
 """
@@ -71,7 +72,8 @@ def check_supported(tape) -> ListLengths:
             _check_code(node.child)
         elif t is Raise and node.tape is tape:
             raise NotCompilable(f"an exception was raised ({where(node)})")
-        elif t is Constant and node.tape is not None and node.name == "exception":
+        elif t is Constant and node.tape is not None and node.name == "exception" \
+                and not _raise_statement(node):
             raise NotCompilable(f"an exception was caught whose raising call is not recorded "
                                 f"(raised by an untraced call or as a class) ({where(node)})")
         elif t is Constant and node.tape is not None and node.name in (
@@ -86,6 +88,18 @@ def check_supported(tape) -> ListLengths:
             if why is not None:      # a guard failing after it would make it happen twice
                 raise NotCompilable(f"{why} ({where(node)})")
     return lengths
+
+
+def _raise_statement(node) -> bool:
+    """Was this caught exception raised by a ``raise`` statement of traced code (``raise
+    SomeClass``)? Then the path decides that it is raised and the recorded exception stands
+    for the new one; an untraced call that raised is not on the tape, so nothing checks that
+    it would raise again."""
+    loc = node.loc
+    if loc is None or loc.code is None or loc.offset is None:
+        return False
+    return any(ins.offset == loc.offset and ins.opname == "RAISE_VARARGS"
+               for ins in dis.get_instructions(loc.code))
 
 
 def _grow(node, lengths: ListLengths) -> None:

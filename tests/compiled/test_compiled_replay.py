@@ -75,7 +75,19 @@ def caught_in_loop(x, y):
     return total + sum(kept) * y
 
 
-CASES = [(appends, (0.3, 1.7)), (comprehension, (0.8, 1.3)), (extend_and_index, (0.7, 1.1)),
+def raises_class(x, y):
+    s, terms = 0.0, [y]
+    for i in range(4):
+        try:
+            if x * i > 1.0:
+                raise ArithmeticError            # a class: the instance is made by raise
+            terms.append(x * y * i)
+        except ArithmeticError:
+            s = s - y
+    return s + sum(terms)
+
+
+CASES = [(raises_class, (0.45, 1.2)), (appends, (0.3, 1.7)), (comprehension, (0.8, 1.3)), (extend_and_index, (0.7, 1.1)),
          (nested, (0.4, 0.9)), (caught, (0.9, 1.5)), (caught, (0.2, 2.5)),
          (caught_in_loop, (0.3, 0.8))]
 IDS = [f"{f.__name__}{args}" for f, args in CASES]
@@ -127,7 +139,8 @@ def test_forward_only_code_gives_the_value(f, args):
     (caught, (0.2, 1.5), (0.2, 2.5)),            # the raise in the same frame happens
     (comprehension, (0.8, 1.3), (0.3, 1.3)),     # the filter keeps fewer items
     (caught_in_loop, (0.3, 0.8), (0.1, 0.8)),    # fewer iterations raise
-], ids=["stops-raising", "starts-raising", "same-frame", "filter", "loop"])
+    (raises_class, (0.45, 1.2), (0.2, 1.2)),     # raise SomeClass no longer reached
+], ids=["stops-raising", "starts-raising", "same-frame", "filter", "loop", "class"])
 def test_a_path_change_fails_a_guard_and_falls_back(f, first, other):
     _, tape = dcgraph.track(f, *first)
     cp = compile_path(tape, first)
@@ -247,3 +260,34 @@ def test_a_loop_over_a_computed_range_is_unrolled_with_its_bound_guarded():
     plain.compiled.enabled = False
     for n in (4, 4, 4, 5, 5, 5, 4):
         assert g(0.7, n) == plain(0.7, n)
+
+
+def make_scaler(k):
+    def scale(x):
+        return x * k
+
+    def set_k(value):
+        nonlocal k
+        k = value
+    return scale, set_k
+
+
+TWO = 2.0
+SCALE_A, SET_A = make_scaler(TWO)
+SCALE_B, SET_B = make_scaler(TWO)         # same code, same object in another cell
+
+
+def both_scales(x):
+    return SCALE_A(x) + SCALE_B(x)
+
+
+def test_closure_cells_of_one_code_object_are_guarded_each():
+    _, tape = dcgraph.track(both_scales, 1.5)
+    cp = compile_path(tape, (1.5,))
+    assert cp((1.5,), {}) == 6.0
+    SET_B(3.0)
+    try:
+        with pytest.raises(GuardFailed):
+            cp((1.5,), {})
+    finally:
+        SET_B(TWO)
