@@ -22,7 +22,7 @@ import weakref
 from .classes import traced_target
 
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "enter",
-           "enter_generator", "Missing"]
+           "enter_generator", "resumed", "Missing"]
 
 _state = threading.local()
 
@@ -156,6 +156,7 @@ class Run:
         self.next_depth = 0
         self.unsupported: dict = {}     # code -> reason it was not instrumented
         self.generators: dict = {}      # id(frame) -> call depth, for generators made here
+        self.live_generators: set = set()   # id(frame) of those started here and logging
         self.closed = False
         self.log_end = None             # len(log) at close: a generator resumed later logs past it
 
@@ -313,11 +314,33 @@ def enter_generator(mark, args: tuple):
     if depth is None:
         return _discard, _identity, None
     level = run.levels[depth] if depth < len(run.levels) else run.level(depth)
+    run.live_generators.add(id(frame))
     append = level.append
     append(mark)
     append(frame)
     append(args)
     return append, level.hook_method, frame
+
+
+def resumed(mark, frame, sent, hook):
+    """Called by an instrumented generator frame at each resumption, with the hook it holds:
+    log (mark, frame, value sent in) and return its (append, hook), when it resumes in the
+    thread and run that started it; else log nothing, from now on (the frame replaces its
+    hidden slots with what this returns), and the run's replay ends the frame at its last
+    yield: resumed in another thread, in another ``track``, or after its run ended."""
+    level = getattr(hook, "__self__", None)
+    owner = getattr(level, "run", None)
+    if owner is None:
+        return _discard, _identity
+    if getattr(_state, "run", None) is not owner or owner.closed \
+            or id(frame) not in owner.live_generators:
+        owner.live_generators.discard(id(frame))
+        return _discard, _identity
+    append = level.append
+    append(mark)
+    append(frame)
+    append(sent)
+    return append, hook
 
 
 def _identity(f):
