@@ -6,7 +6,10 @@ in a hidden slot at the bottom of each traced frame's value stack; no extra loca
 probes cheap. Events are: an ``EntryMark`` and the tuple of argument values when a traced frame
 starts, a ``BlockMark`` when a marked block is entered (a handler's mark is followed by the
 exception), the callable of each call (logged by the hook), and the values of probed
-instructions (see ``instrument.py311``).
+instructions (see ``instrument.py311``). Traced generators add a ``MadeMark`` and the frame
+object when made (``_starter``), and a ``ResumeMark``, the frame object and the arguments or
+the value sent in when started or resumed (``enter_generator``, ``resumed``; see
+``generators``).
 
 The hook decides, per call, whether to recurse: it returns the callable itself (primitive) or
 an instrumented copy (traced). The user's call still runs in the user's frame.
