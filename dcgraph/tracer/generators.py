@@ -1,8 +1,9 @@
 """Replaying traced generator frames: creation, resumption segments, suspension.
 
 A traced generator frame logs a ``ResumeMark``, its frame object and its arguments when it
-starts, the mark, the frame and the value sent in each time it resumes, and nothing when it
-yields (the replay reaches its ``YIELD_VALUE``). Its events therefore interleave with those of
+starts, the mark, the frame and the value sent in each time it resumes (``recorder.resumed``:
+only in the thread and run that started it), and nothing when it yields (the replay reaches
+its ``YIELD_VALUE``). Its events therefore interleave with those of
 whatever resumed it (a traced frame's ``for`` or ``next``, or a primitive such as ``sum``):
 the replay meets a ``ResumeMark`` wherever it reads the log (``Replay.settle``), adds a
 ``NestedCall`` of ``next`` in the frame being replayed, and drives the generator's own

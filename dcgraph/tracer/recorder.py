@@ -6,7 +6,10 @@ in a hidden slot at the bottom of each traced frame's value stack; no extra loca
 probes cheap. Events are: an ``EntryMark`` and the tuple of argument values when a traced frame
 starts, a ``BlockMark`` when a marked block is entered (a handler's mark is followed by the
 exception), the callable of each call (logged by the hook), and the values of probed
-instructions (see ``instrument.py311``).
+instructions (see ``instrument.py311``). Traced generators add a ``MadeMark`` and the frame
+object when made (``_starter``), and a ``ResumeMark``, the frame object and the arguments or
+the value sent in when started or resumed (``enter_generator``, ``resumed``; see
+``generators``).
 
 The hook decides, per call, whether to recurse: it returns the callable itself (primitive) or
 an instrumented copy (traced). The user's call still runs in the user's frame.
@@ -22,7 +25,7 @@ import weakref
 from .classes import traced_target
 
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "enter",
-           "enter_generator", "Missing"]
+           "enter_generator", "resumed", "Missing"]
 
 _state = threading.local()
 
@@ -156,6 +159,7 @@ class Run:
         self.next_depth = 0
         self.unsupported: dict = {}     # code -> reason it was not instrumented
         self.generators: dict = {}      # id(frame) -> call depth, for generators made here
+        self.live_generators: set = set()   # id(frame) of those started here and logging
         self.closed = False
         self.log_end = None             # len(log) at close: a generator resumed later logs past it
 
@@ -313,11 +317,33 @@ def enter_generator(mark, args: tuple):
     if depth is None:
         return _discard, _identity, None
     level = run.levels[depth] if depth < len(run.levels) else run.level(depth)
+    run.live_generators.add(id(frame))
     append = level.append
     append(mark)
     append(frame)
     append(args)
     return append, level.hook_method, frame
+
+
+def resumed(mark, frame, sent, hook):
+    """Called by an instrumented generator frame at each resumption, with the hook it holds:
+    log (mark, frame, value sent in) and return its (append, hook), when it resumes in the
+    thread and run that started it; else log nothing, from now on (the frame replaces its
+    hidden slots with what this returns), and the run's replay ends the frame at its last
+    yield: resumed in another thread, in another ``track``, or after its run ended."""
+    level = getattr(hook, "__self__", None)
+    owner = getattr(level, "run", None)
+    if owner is None:
+        return _discard, _identity
+    if getattr(_state, "run", None) is not owner or owner.closed \
+            or id(frame) not in owner.live_generators:
+        owner.live_generators.discard(id(frame))
+        return _discard, _identity
+    append = level.append
+    append(mark)
+    append(frame)
+    append(sent)
+    return append, hook
 
 
 def _identity(f):

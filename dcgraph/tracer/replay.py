@@ -7,6 +7,10 @@ modules (``instrument.semantics311``/``312``/``313``, chosen by ``instrument.ver
 module drives frames, calls, blocks, phis and exceptions, and keeps the cross-frame maps: the latest version of each mutated container and
 the last writer of each global and closure cell.
 
+Traced generator frames resume wherever their consumer is: their events interleave with the
+frame being replayed, and ``take``/``peek`` replay them as segments first (``settle``, module
+``generators``).
+
 An expected event that is absent means the instruction raised: the frame's exception table
 says whether the frame caught it (the log then holds the handler's mark and the exception) or
 it left the frame (a ``Raise`` node, and the caller's call instruction raised in turn).
@@ -318,7 +322,9 @@ class Frame:
 
     def replay_steps(self):
         """This frame's replay as a generator: it yields each traced callee's Frame, which the
-        driver (``run``) replays completely before resuming this one."""
+        driver (``Replay.drive``) replays completely before resuming this one, and
+        ``generators.SUSPENDED`` when this frame, a generator, yields (resumed by the next
+        segment, raising at the yield when an exception was thrown in)."""
         s, ops, marks = self.s, self.ops, self.info.marks
         bi = 0
         while True:

@@ -399,3 +399,26 @@ def throw_uncaught_with_finally():
 
 ALL += [(throw_caught_inside, ()), (close_runs_finally, ()), (with_block_generator, (3,)),
         (throw_uncaught_with_finally, ())]
+
+
+def consumed_in_another_thread(n):
+    import threading
+    g = counted(n)
+    first = next(g)
+    rest = []
+    worker = threading.Thread(target=lambda: rest.extend(g))
+    worker.start()
+    worker.join()
+    return first, rest
+
+
+def resumed_in_a_nested_track(n):
+    import dcgraph
+    g = counted(n)
+    first = next(g)
+    inner, tape = dcgraph.track(list, g)
+    tape.lint()
+    return first, inner
+
+
+ALL += [(consumed_in_another_thread, (4,)), (resumed_in_a_nested_track, (4,))]

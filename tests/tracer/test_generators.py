@@ -217,3 +217,18 @@ def test_consumers_of_generators_depend_on_the_draws_they_got():
     summed, zipped, last_s, last_t = addresses[0:2], addresses[2:4], addresses[4], addresses[5]
     assert sorted(rv.parents(last_s)) == sorted(summed)
     assert sorted(rv.parents(last_t)) == sorted(zipped)
+
+
+@only_311
+def test_repeated_gradients_through_a_generator_expression():
+    xs = [1.0, 2.0, 3.0]
+    g = grad(lambda w: sum(x * w * w for x in xs))       # steady control path, called again
+    assert [g(w) for w in (1.0, 2.0, 3.0, 0.5, 2.0)] == [12.0 * w for w in (1.0, 2.0, 3.0, 0.5, 2.0)]
+
+
+@only_311
+def test_a_generator_resumed_in_another_thread_stops_logging():
+    _, tape = dcgraph.track(corners.consumed_in_another_thread, 4)
+    tape.lint()
+    segments = _segments(tape)
+    assert len(segments) == 1 and isinstance(segments[0].child[-1], Yield)

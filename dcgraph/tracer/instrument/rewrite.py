@@ -14,7 +14,8 @@ import types
 
 from bytecode import Bytecode, Instr, TryBegin
 
-from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark, enter, enter_generator
+from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, enter, enter_generator,
+                        resumed)
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .versions import opcode_table, semantics
@@ -220,11 +221,21 @@ def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) ->
 
 
 def _resumed(depth: int, info: CodeInfo, loc) -> list:
-    """After a generator's RESUME: log its resume mark, its frame (the slot under the hook)
-    and the value sent in (the top of the stack)."""
-    return (_log(depth, [Instr("LOAD_CONST", info.resume_mark, location=loc)], loc)
-            + _log(depth, [Instr("COPY", depth + 5, location=loc)], loc)
-            + _log(depth, [Instr("COPY", 3, location=loc)], loc))
+    """After a generator's RESUME (``depth`` >= 1: the value sent in is on top): call
+    ``recorder.resumed(mark, frame, sent, hook)`` and put the (append, hook) it returns into
+    the hidden slots (the frame object lies under them). Stack-neutral."""
+    if not ops.NULL_FIRST:
+        raise Unsupported("generator resumption is tabled for a NULL-first call layout only")
+    seq = [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", resumed, location=loc),
+           Instr("LOAD_CONST", info.resume_mark, location=loc),
+           Instr("COPY", depth + 6, location=loc),      # the frame object
+           Instr("COPY", 5, location=loc),              # the value sent in
+           Instr("COPY", depth + 7, location=loc),      # the hook the frame holds
+           *ops.call_instrs(4, loc), Instr("UNPACK_SEQUENCE", 2, location=loc),
+           # [.., values, hook', append'] -> swap each into its hidden slot
+           Instr("SWAP", depth + 3, location=loc), Instr("POP_TOP", location=loc),
+           Instr("SWAP", depth + 3, location=loc), Instr("POP_TOP", location=loc)]
+    return seq
 
 
 def _prologue(info: CodeInfo, loc) -> list:
