@@ -32,7 +32,7 @@ is differentiated by ``dcgraph.value_and_grad`` on the traced path. The distribu
 """
 from .. import dist as _dist
 from .distributions import (DistExpr, bernoulli, beta, exponential, gamma, half_normal,
-                            lognormal, normal, poisson, uniform)
+                            lkj_cholesky, lognormal, normal, poisson, uniform)
 from .model import BoundModel, Model, ParamLayout, model
 from .params import KINDS, ModelError, ParamSpec, data, param
 
@@ -57,8 +57,8 @@ multinomial = _dist.Multinomial
 
 DISTRIBUTIONS = ("normal", "half_normal", "lognormal", "student_t", "cauchy", "laplace",
                  "logistic", "exponential", "gamma", "inverse_gamma", "beta", "uniform", "weibull",
-                 "pareto", "chi_squared", "flat", "dirichlet", "mv_normal", "wishart", "bernoulli",
-                 "binomial", "poisson", "categorical", "geometric", "negative_binomial",
+                 "pareto", "chi_squared", "flat", "dirichlet", "mv_normal", "wishart", "lkj_cholesky",
+                 "bernoulli", "binomial", "poisson", "categorical", "geometric", "negative_binomial",
                  "beta_binomial", "multinomial")
 
 __all__ = ["model", "Model", "BoundModel", "ParamLayout", "param", "data", "ParamSpec",

@@ -21,7 +21,7 @@ from ..ad import defnode
 from ..ad.values import Sparse, unbroadcast
 
 __all__ = ["DistExpr", "FAMILIES", "FACTORIES", "normal", "uniform", "gamma", "exponential", "half_normal",
-           "lognormal", "beta", "bernoulli", "poisson"]
+           "lognormal", "beta", "bernoulli", "poisson", "lkj_cholesky"]
 
 LOG_2PI = math.log(2 * math.pi)
 NEG_INF = -np.inf
@@ -125,6 +125,38 @@ def _poisson_grad(x, rate):
     return {"rate": x / rate - 1.0}
 
 
+def _lkj(x, eta, dim):
+    x = np.asarray(x, dtype=float)
+    K = x.shape[-1] if x.ndim >= 2 else 0
+    if dim is not None and dim != K:
+        raise ValueError(f"lkj_cholesky(eta, dim={dim}): the left side has shape {x.shape}")
+    if K < 2:
+        raise ValueError(f"lkj_cholesky: the left side must be a K x K Cholesky factor with "
+                         f"K >= 2, got shape {x.shape}")
+    return dist.LKJCholesky(K, eta)
+
+
+def _lkj_lp(x, eta, dim):
+    return _lkj(x, eta, dim).logpdf(x)
+
+
+def _lkj_grad(x, eta, dim):
+    return _lkj(x, eta, dim).grad_logpdf(x)
+
+
+def _lkj_dist(eta, dim):
+    from .params import ModelError
+    if dim is None:
+        dist.LKJCholesky(2, eta)           # the canonical error for a bad eta
+        raise ModelError("lkj_cholesky(eta): give dim= to build the distribution outside a "
+                         "statement (in `L |= lkj_cholesky(eta)` the size is L's)")
+    return dist.LKJCholesky(dim, eta)
+
+
+def _dim(v):
+    return v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 2)
+
+
 def _quiet(fn):
     """``fn`` with numpy's divide/invalid warnings off (values outside the support)."""
     def quiet(*args):
@@ -225,6 +257,7 @@ FAMILIES = {
     "beta": (dist.Beta, ("a", "b"), (_positive, _positive), _Q(_beta_lp), _Q(_beta_grad)),
     "bernoulli": (dist.Bernoulli, ("p",), (_unit_closed,), _Q(_bernoulli_lp), _Q(_bernoulli_grad)),
     "poisson": (dist.Poisson, ("rate",), (_positive,), _Q(_poisson_lp), _Q(_poisson_grad)),
+    "lkj_cholesky": (_lkj_dist, ("eta", "dim"), (_positive, _dim), _Q(_lkj_lp), _Q(_lkj_grad)),
 }
 
 
@@ -284,7 +317,7 @@ class DistExpr:
 
     def __repr__(self):
         shown = ", ".join(f"{n}={np.round(p, 6)!r}" if np.ndim(p) == 0 else f"{n}=<{np.shape(p)}>"
-                          for n, p in zip(self.names, self.params))
+                          for n, p in zip(self.names, self.params) if p is not None)
         return f"{self.family}({shown})"
 
 
@@ -346,8 +379,16 @@ def poisson(rate):
     return DistExpr("poisson", (rate,))
 
 
+def lkj_cholesky(eta, dim=None):
+    """LKJ prior on the Cholesky factor of a correlation matrix (``dcgraph.dist.LKJCholesky``):
+    ``L |= lkj_cholesky(eta)`` for ``L = param(shape=(K, K), kind="corr_cholesky")``; the size
+    is the left side's (``dim`` is needed only to sample outside a statement)."""
+    return DistExpr("lkj_cholesky", (eta, dim))
+
+
 #: the factories of ``DistExpr`` (each a primitive with ``factory_rule``)
-FACTORIES = (normal, uniform, gamma, exponential, half_normal, lognormal, beta, bernoulli, poisson)
+FACTORIES = (normal, uniform, gamma, exponential, half_normal, lognormal, beta, bernoulli, poisson,
+             lkj_cholesky)
 for _factory in FACTORIES:
     defnode(_factory, factory_rule)
 del _factory
