@@ -5,8 +5,8 @@ it for the summed log density and its closed-form gradient (``FAMILIES``: one ro
 the same parametrisations as ``dcgraph.dist``). Parameters are checked cheaply on every
 evaluation; a bad one builds the ``dcgraph.dist`` object, whose validation raises the canonical
 error. ``dist()`` gives that object (for sampling, moments, or families not listed here).
-Each factory is a primitive of the tape with a rule handing the parameters' adjoints back to
-its arguments.
+Each factory is a primitive of the tape whose rules hand the parameters' adjoints back to its
+arguments.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import betaln, digamma, gammaln
 
 from .. import dist
-from ..ad import defnode
+from ..ad import defvjp
 from ..ad.values import Sparse, unbroadcast
 
 __all__ = ["DistExpr", "FAMILIES", "FACTORIES", "normal", "uniform", "gamma", "exponential", "half_normal",
@@ -157,6 +157,38 @@ def _dim(v):
     return v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 2)
 
 
+def _normal_fused_lp(d, x):
+    """Normal's summed log density on arrays, keeping ``z = (x - loc) / scale`` for the gradient."""
+    loc, scale = d.params
+    z = (x - loc) / scale
+    d._cache = (x, z)
+    if type(z) is np.ndarray and z.ndim == 1 and np.ndim(scale) == 0:
+        return -0.5 * float(z @ z) - z.size * (_log(scale) + 0.5 * LOG_2PI)
+    return float(np.sum(-0.5 * z * z - np.log(scale) - 0.5 * LOG_2PI))
+
+
+def _normal_partials(d, x, want_x: bool, want_params: bool) -> dict:
+    """The wanted partials of normal's summed log density; a scalar parameter's partial comes
+    summed (its adjoint is the sum anyway)."""
+    loc, scale = d.params
+    cache = d._cache
+    z = cache[1] if cache is not None and cache[0] is x else (x - loc) / scale
+    iz = z / scale
+    out = {}
+    if want_x:
+        out["x"] = -iz
+    if want_params:
+        flat = type(z) is np.ndarray and z.ndim == 1 and np.ndim(scale) == 0
+        out["loc"] = float(iz.sum()) if flat and np.ndim(loc) == 0 else iz
+        out["scale"] = (float(z @ z) - z.size) / scale if flat else (z * z - 1.0) / scale
+    return out
+
+
+#: family -> (summed log density of arrays keeping intermediates on the expression,
+#: partials(expression, x, want_x, want_params)): the families a statement evaluates fused
+FUSED = {"normal": (_normal_fused_lp, _normal_partials)}
+
+
 def _quiet(fn):
     """``fn`` with numpy's divide/invalid warnings off (values outside the support)."""
     def quiet(*args):
@@ -264,10 +296,10 @@ FAMILIES = {
 class DistExpr:
     """``family(*params)`` as written in a model (see the module docstring)."""
 
-    __slots__ = ("family", "params", "_dist")
+    __slots__ = ("family", "params", "_dist", "_cache")
 
     def __init__(self, family: str, params: tuple):
-        self.family, self.params, self._dist = family, params, None
+        self.family, self.params, self._dist, self._cache = family, params, None, None
 
     @property
     def names(self) -> tuple:
@@ -299,12 +331,23 @@ class DistExpr:
         row = self._checked()
         if isinstance(x, _SCALARS) and all(isinstance(p, _SCALARS) for p in self.params):
             return float(SCALAR_LP[self.family](x, *self.params))
+        fused = FUSED.get(self.family)
+        if fused is not None:
+            return fused[0](self, x)
         lp = row[3](x, *self.params)
         return float(lp.sum()) if type(lp) is np.ndarray else float(lp)
 
     def grad_logpdf(self, x) -> dict:
         """Gradients of the summed log density: ``"x"`` and each parameter's, elementwise."""
         return FAMILIES[self.family][4](x, *self.params)
+
+    def partials(self, x, want_x: bool, want_params: bool) -> dict:
+        """The gradients a statement's rule needs: ``"x"`` if ``want_x``, the parameters' if
+        ``want_params`` (a scalar parameter's may come summed over the elements)."""
+        fused = FUSED.get(self.family)
+        if fused is not None:
+            return fused[1](self, x, want_x, want_params)
+        return self.grad_logpdf(x)
 
     def sample(self, rng, shape=()):
         return self.dist().sample(rng, shape)
@@ -327,18 +370,14 @@ def _not_a_statement(d, frame):
                      f"statement only directly in the body of a @model function")
 
 
-def factory_rule(sweep, node, g):
-    """A factory's node: the ``Sparse`` adjoint (parameter name -> adjoint) to its arguments."""
-    if type(g) is not Sparse:
-        return
-    args = node.args
-    for k, name in enumerate(FAMILIES[node.value.family][1]):
-        adjoint = g.get(name)
-        if adjoint is None:
-            continue
-        arg = args[k] if k < len(args) else (node.kwargs or {}).get(name)
-        if arg is not None and sweep.wants(arg):
-            sweep.add(arg, unbroadcast(sweep.value(arg), adjoint))
+def _factory_vjp(k: int):
+    """The rule of a factory's ``k``-th argument: its entry of the ``Sparse`` adjoint (parameter
+    name -> adjoint) that the statement's rule gave the expression, unbroadcast to it."""
+    def factory_argument_vjp(g, ans, *args):
+        adjoint = g.get(FAMILIES[ans.family][1][k]) if type(g) is Sparse else None
+        return unbroadcast(args[k], 0.0 if adjoint is None else adjoint)
+    factory_argument_vjp.__name__ = f"factory_argument_{k}_vjp"
+    return factory_argument_vjp
 
 
 def normal(loc, scale):
@@ -390,5 +429,7 @@ def lkj_cholesky(eta, dim=None):
 FACTORIES = (normal, uniform, gamma, exponential, half_normal, lognormal, beta, bernoulli, poisson,
              lkj_cholesky)
 for _factory in FACTORIES:
-    defnode(_factory, factory_rule)
-del _factory
+    _names = FAMILIES[_factory.__name__][1]
+    defvjp(_factory, *(None if n == "dim" else _factory_vjp(k) for k, n in enumerate(_names)),
+           names=_names)
+del _factory, _names

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from ..ad import defnode, defvjp, defzero
+from ..ad import defvjp, defzero
 from ..ad.values import Sparse, unbroadcast
 from ..dist import Distribution
 from ..dist.bijectors import Identity
@@ -190,24 +190,30 @@ def log_jacobian_vjp_theta(g, ans, theta, at, spec):
     return out
 
 
-def observe_rule(sweep, node, g):
-    """Like ``d.logpdf(x)``'s rule: ``x`` and the distribution's parameters (a ``Sparse`` by
-    name that the constructor's rule hands to its arguments)."""
-    x_node, d_node = node.args[0], node.args[1]
-    d = d_node.value
-    x = sweep.value(x_node)
+def _partials(x, d, line, want_x: bool, want_params: bool) -> dict:
     try:
-        grads = d.grad_logpdf(x)
-    except NotImplementedError as exc:
-        raise StatementError(node.args[2].value, f"{type(d).__name__}.logpdf has no gradient: "
-                                                 f"{exc}") from None
-    if "x" in grads and sweep.wants(x_node):
-        sweep.add(x_node, unbroadcast(x, g * grads["x"]))
-    if sweep.wants(d_node):
         if type(d) is DistExpr:
-            sweep.add(d_node, Sparse({name: g * grads[name] for name in d.names if name in grads}))
-        else:
-            sweep.add(d_node, _scaled(g, {name: grads[name] for name in d.params if name in grads}))
+            return d.partials(x, want_x, want_params)
+        return d.grad_logpdf(x)
+    except NotImplementedError as exc:
+        raise StatementError(line, f"{type(d).__name__}.logpdf has no gradient: {exc}") from None
+
+
+def observe_vjp_x(g, ans, x, d, line):
+    """The left side's adjoint of ``x |= d`` (a parameter's prior)."""
+    grads = _partials(x, d, line, True, False)
+    if "x" not in grads:
+        raise StatementError(line, f"{d!r} has no gradient with respect to the left side")
+    return unbroadcast(x, g * grads["x"])
+
+
+def observe_vjp_d(g, ans, x, d, line):
+    """The distribution's adjoint: a ``Sparse`` by parameter name, which the factory's (or the
+    ``dcgraph.dist`` constructor's) rule hands to its arguments."""
+    grads = _partials(x, d, line, False, True)
+    if type(d) is DistExpr:
+        return Sparse({name: g * grads[name] for name in d.names if name in grads})
+    return _scaled(g, {name: grads[name] for name in d.params if name in grads})
 
 
 def _scaled(g, grads: dict) -> Sparse:
@@ -217,7 +223,7 @@ def _scaled(g, grads: dict) -> Sparse:
 
 defvjp(constrain, constrain_vjp_theta, None, None)
 defvjp(log_jacobian, log_jacobian_vjp_theta, None, None)
-defnode(observe, observe_rule)
+defvjp(observe, observe_vjp_x, observe_vjp_d, None)
 defzero(declare)
 defzero(advance)
 defzero(is_distribution)
