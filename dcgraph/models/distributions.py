@@ -268,6 +268,14 @@ def _poisson_lp1(x, rate):
     return x * math.log(rate) - rate - math.lgamma(x + 1.0)
 
 
+def _uniform_grad1(x, low, high):
+    w = 1.0 / (high - low)
+    return {"x": 0.0, "low": w, "high": -w}
+
+
+#: family -> its gradient on Python scalars (the families whose array gradient needs errstate)
+SCALAR_GRAD = {"uniform": _uniform_grad1}
+
 #: family -> its log density on Python scalars (math, no numpy overhead)
 SCALAR_LP = {"normal": _normal_lp1, "uniform": _uniform_lp1, "gamma": _gamma_lp1,
              "exponential": _exponential_lp1, "half_normal": _half_normal_lp1,
@@ -291,6 +299,11 @@ FAMILIES = {
     "poisson": (dist.Poisson, ("rate",), (_positive,), _Q(_poisson_lp), _Q(_poisson_grad)),
     "lkj_cholesky": (_lkj_dist, ("eta", "dim"), (_positive, _dim), _Q(_lkj_lp), _Q(_lkj_grad)),
 }
+
+
+#: family -> (position, check) of the parameters whose check is not trivially true
+CHECKS = {family: tuple((k, c) for k, c in enumerate(row[2]) if c is not _real)
+          for family, row in FAMILIES.items()}
 
 
 class DistExpr:
@@ -319,10 +332,11 @@ class DistExpr:
 
     def _checked(self):
         row = FAMILIES[self.family]
-        for check, value in zip(row[2], self.params):
-            if not check(value):
+        params = self.params
+        for k, check in CHECKS[self.family]:
+            if not check(params[k]):
                 self.dist()          # raises the family's canonical error
-        if self.family == "uniform" and not _increasing(*self.params):
+        if self.family == "uniform" and not _increasing(*params):
             self.dist()
         return row
 
@@ -337,6 +351,15 @@ class DistExpr:
         lp = row[3](x, *self.params)
         return float(lp.sum()) if type(lp) is np.ndarray else float(lp)
 
+    def scalar_logpdf(self, x: float):
+        """The log density at the float ``x`` when every parameter is a float (math only),
+        else None."""
+        for p in self.params:
+            if type(p) is not float:
+                return None
+        self._checked()
+        return float(SCALAR_LP[self.family](x, *self.params))
+
     def grad_logpdf(self, x) -> dict:
         """Gradients of the summed log density: ``"x"`` and each parameter's, elementwise."""
         return FAMILIES[self.family][4](x, *self.params)
@@ -347,6 +370,9 @@ class DistExpr:
         fused = FUSED.get(self.family)
         if fused is not None:
             return fused[1](self, x, want_x, want_params)
+        scalar = SCALAR_GRAD.get(self.family)
+        if scalar is not None and type(x) is float and all(type(p) is float for p in self.params):
+            return scalar(x, *self.params)
         return self.grad_logpdf(x)
 
     def sample(self, rng, shape=()):
@@ -375,6 +401,8 @@ def _factory_vjp(k: int):
     name -> adjoint) that the statement's rule gave the expression, unbroadcast to it."""
     def factory_argument_vjp(g, ans, *args):
         adjoint = g.get(FAMILIES[ans.family][1][k]) if type(g) is Sparse else None
+        if type(adjoint) is float and type(args[k]) is float:
+            return adjoint
         return unbroadcast(args[k], 0.0 if adjoint is None else adjoint)
     factory_argument_vjp.__name__ = f"factory_argument_{k}_vjp"
     return factory_argument_vjp

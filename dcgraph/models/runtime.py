@@ -65,8 +65,8 @@ def declare(name, line, /, *args, **kwargs):
         name = kwargs.pop("name")
         if not isinstance(name, str) or not name:
             raise StatementError(line, f"param(name=...) must be a non-empty string, got {name!r}")
-    try:
-        key = (name, line, args, tuple(sorted(kwargs.items())))
+    try:                                   # a call site passes its keywords in one order
+        key = (name, line, args, tuple(kwargs.items())) if kwargs else (name, line, args)
         spec = _specs.get(key)
     except TypeError:                      # unhashable bounds (arrays)
         key, spec = None, None
@@ -128,6 +128,13 @@ def observe(x, d, line):
         raise StatementError(line, f"the left side of |= must be a parameter or data (a number "
                                    f"or a numpy array), got {type(x).__name__}{hint}")
     if type(d) is DistExpr:
+        if tx is float:
+            lp = d.scalar_logpdf(x)          # None unless every parameter is a float too
+            if lp is not None:
+                if lp != lp:
+                    raise StatementError(line, f"the log density is NaN (a bad parameter "
+                                               f"value in {d!r}?)")
+                return lp
         key = (getattr(x, "shape", ()), tuple([getattr(p, "shape", ()) for p in d.params]))
         if key not in _shapes_ok:
             _check_shapes(x, d, line)

@@ -69,6 +69,14 @@ def test_fused_normal_partials_equal_the_gradient(loc, scale):
                                D.Normal(loc, scale).grad_logpdf(other)["x"], rtol=1e-12)
 
 
+def test_scalar_uniform_partials():
+    import dcgraph.dist as D
+    mine = DistExpr("uniform", (-1.0, 2.5)).partials(0.7, True, True)
+    theirs = D.Uniform(-1.0, 2.5).grad_logpdf(0.7)
+    for name in ("x", "low", "high"):
+        assert mine[name] == pytest.approx(float(theirs[name]), rel=1e-14, abs=1e-15)
+
+
 def test_bad_parameters_raise_the_family_error():
     with pytest.raises(ValueError, match="Normal: parameter 'scale' must be positive"):
         normal(0.0, -1.0).logpdf(0.0)
