@@ -167,9 +167,22 @@ def _check_shapes(x, d, line):
 
 
 # -- VJP rules ---------------------------------------------------------------------------------
+#: a scalar parameter's adjoint is a dense vector up to this length of ``theta`` (an allocation
+#: costs less than merging a ``Sparse``), a ``Sparse`` beyond (its merge is per entry)
+DENSE_SCALAR_ADJOINT = 64
+
+
+def _one_coordinate(theta, at, value):
+    if len(theta) <= DENSE_SCALAR_ADJOINT:
+        out = np.zeros(len(theta))
+        out[at] = value
+        return out
+    return Sparse({at: value})
+
+
 def constrain_vjp_theta(g, ans, theta, at, spec):
-    if spec.scalar is not None:          # one coordinate: a sparse adjoint
-        return Sparse({at: g * spec.scalar[2](spec.bijector, float(theta[at]))})
+    if spec.scalar is not None:          # one coordinate
+        return _one_coordinate(theta, at, g * spec.scalar[2](spec.bijector, float(theta[at])))
     out = np.zeros(len(theta))
     if spec.discrete:
         return out
@@ -185,7 +198,7 @@ def constrain_vjp_theta(g, ans, theta, at, spec):
 
 def log_jacobian_vjp_theta(g, ans, theta, at, spec):
     if spec.scalar is not None:
-        return Sparse({at: g * spec.scalar[3](spec.bijector, float(theta[at]))})
+        return _one_coordinate(theta, at, g * spec.scalar[3](spec.bijector, float(theta[at])))
     out = np.zeros(len(theta))
     if spec.discrete or type(spec.bijector) is Identity:
         return out
