@@ -157,12 +157,17 @@ def _dim(v):
     return v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 2)
 
 
+def _scalar(v) -> bool:
+    return type(v) is float or (type(v) is not np.ndarray and np.ndim(v) == 0) or \
+        (type(v) is np.ndarray and v.ndim == 0)
+
+
 def _normal_fused_lp(d, x):
     """Normal's summed log density on arrays, keeping ``z = (x - loc) / scale`` for the gradient."""
     loc, scale = d.params
     z = (x - loc) / scale
     d._cache = (x, z)
-    if type(z) is np.ndarray and z.ndim == 1 and np.ndim(scale) == 0:
+    if type(z) is np.ndarray and z.ndim == 1 and _scalar(scale):
         return -0.5 * float(z @ z) - z.size * (_log(scale) + 0.5 * LOG_2PI)
     return float(np.sum(-0.5 * z * z - np.log(scale) - 0.5 * LOG_2PI))
 
@@ -178,8 +183,8 @@ def _normal_partials(d, x, want_x: bool, want_params: bool) -> dict:
     if want_x:
         out["x"] = -iz
     if want_params:
-        flat = type(z) is np.ndarray and z.ndim == 1 and np.ndim(scale) == 0
-        out["loc"] = float(iz.sum()) if flat and np.ndim(loc) == 0 else iz
+        flat = type(z) is np.ndarray and z.ndim == 1 and _scalar(scale)
+        out["loc"] = float(iz.sum()) if flat and _scalar(loc) else iz
         out["scale"] = (float(z @ z) - z.size) / scale if flat else (z * z - 1.0) / scale
     return out
 
@@ -211,7 +216,7 @@ def _real(v):
 
 
 def _increasing(low, high):
-    return np.all(low < high)
+    return low < high if type(low) is float and type(high) is float else np.all(low < high)
 
 
 #: name -> (dcgraph.dist class, parameter names, checks per parameter, log density, gradient)
