@@ -287,6 +287,7 @@ SCALAR_LP = {"normal": _normal_lp1, "uniform": _uniform_lp1, "gamma": _gamma_lp1
              "lognormal": _lognormal_lp1, "beta": _beta_lp1, "bernoulli": _bernoulli_lp1,
              "poisson": _poisson_lp1}
 _SCALARS = (float, int)
+_FLOATS = {float, np.float64}
 
 _Q = _quiet
 FAMILIES = {
@@ -357,10 +358,10 @@ class DistExpr:
         return float(lp.sum()) if type(lp) is np.ndarray else float(lp)
 
     def scalar_logpdf(self, x: float):
-        """The log density at the float ``x`` when every parameter is a float (math only),
-        else None."""
+        """The log density at the float ``x`` when every parameter is a float (Python or numpy;
+        math only), else None."""
         for p in self.params:
-            if type(p) is not float:
+            if type(p) is not float and type(p) is not np.float64:
                 return None
         self._checked()
         return float(SCALAR_LP[self.family](x, *self.params))
@@ -376,7 +377,7 @@ class DistExpr:
         if fused is not None:
             return fused[1](self, x, want_x, want_params)
         scalar = SCALAR_GRAD.get(self.family)
-        if scalar is not None and type(x) is float and all(type(p) is float for p in self.params):
+        if scalar is not None and type(x) in _FLOATS and all(type(p) in _FLOATS for p in self.params):
             return scalar(x, *self.params)
         return self.grad_logpdf(x)
 

@@ -128,7 +128,7 @@ def observe(x, d, line):
         raise StatementError(line, f"the left side of |= must be a parameter or data (a number "
                                    f"or a numpy array), got {type(x).__name__}{hint}")
     if type(d) is DistExpr:
-        if tx is float:
+        if tx is float or tx is np.float64:
             lp = d.scalar_logpdf(x)          # None unless every parameter is a float too
             if lp is not None:
                 if lp != lp:
