@@ -3,21 +3,23 @@
 ``function_source(fn, source=None) -> (lines, first_line)`` tries, in order:
 
 1. ``source``: text given by the caller (``model(fn, source=...)``, for ``exec``-defined models);
-   the ``def`` of ``fn`` is located in it by name;
 2. ``inspect.getsourcelines`` (files, and ``linecache`` entries with a module, as IPython cells);
-3. ``linecache.getlines(co_filename)`` at ``co_firstlineno`` (sources registered in ``linecache``
-   under the code's file name, as IPython, Jupyter and the 3.13 REPL do);
+3. ``linecache.getlines(co_filename)`` (sources registered in ``linecache`` under the code's file
+   name, as IPython, Jupyter and the 3.13 REPL do);
 4. the ``readline`` history of the interactive interpreter (``<stdin>``).
 
-A candidate found by 3, 4 or ``source`` is accepted only if compiling it reproduces ``fn``'s
-bytecode (so a stale or different text is never used silently). When nothing works the error
-names the function, its file and line, and the ways out.
+A text found by 1, 3 or 4 is compiled (whole, as it was) and the ``def`` is taken where a code
+object reproduces ``fn``'s bytecode, names and constants, so a stale or different text is never
+used silently. When nothing works the error names the function, its file and line, and the
+ways out.
 """
 from __future__ import annotations
 
 import __future__
+import functools
 import inspect
 import linecache
+import operator
 import sys
 import types
 
@@ -25,10 +27,9 @@ from .params import ModelError
 
 __all__ = ["function_source"]
 
-_FUTURE_FLAGS = 0
-for _feature in __future__.all_feature_names:
-    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
-del _feature
+#: the compiler flags of every ``from __future__`` feature (kept when recompiling a text)
+_FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, name).compiler_flag
+                                                for name in __future__.all_feature_names), 0)
 
 
 def function_source(fn: types.FunctionType, source: str | None = None):
