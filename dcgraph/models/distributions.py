@@ -19,16 +19,10 @@ from scipy.special import betaln, digamma, gammaln
 from .. import dist
 from ..ad import defvjp
 from ..ad.values import Sparse, unbroadcast
+from .fastpaths import FUSED, LOG_2PI, NEG_INF, SCALAR_GRAD, SCALAR_LP, _log
 
 __all__ = ["DistExpr", "FAMILIES", "FACTORIES", "normal", "uniform", "gamma", "exponential", "half_normal",
            "lognormal", "beta", "bernoulli", "poisson", "lkj_cholesky"]
-
-LOG_2PI = math.log(2 * math.pi)
-NEG_INF = -np.inf
-
-
-def _log(v):
-    return math.log(v) if isinstance(v, float) and v > 0 else np.log(v)
 
 
 def _normal_lp(x, loc, scale):
@@ -157,43 +151,6 @@ def _dim(v):
     return v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 2)
 
 
-def _scalar(v) -> bool:
-    return type(v) is float or (type(v) is not np.ndarray and np.ndim(v) == 0) or \
-        (type(v) is np.ndarray and v.ndim == 0)
-
-
-def _normal_fused_lp(d, x):
-    """Normal's summed log density on arrays, keeping ``z = (x - loc) / scale`` for the gradient."""
-    loc, scale = d.params
-    z = (x - loc) / scale
-    d._cache = (x, z)
-    if type(z) is np.ndarray and z.ndim == 1 and _scalar(scale):
-        return -0.5 * float(z @ z) - z.size * (_log(scale) + 0.5 * LOG_2PI)
-    return float(np.sum(-0.5 * z * z - np.log(scale) - 0.5 * LOG_2PI))
-
-
-def _normal_partials(d, x, want_x: bool, want_params: bool) -> dict:
-    """The wanted partials of normal's summed log density; a scalar parameter's partial comes
-    summed (its adjoint is the sum anyway)."""
-    loc, scale = d.params
-    cache = d._cache
-    z = cache[1] if cache is not None and cache[0] is x else (x - loc) / scale
-    iz = z / scale
-    out = {}
-    if want_x:
-        out["x"] = -iz
-    if want_params:
-        flat = type(z) is np.ndarray and z.ndim == 1 and _scalar(scale)
-        out["loc"] = float(iz.sum()) if flat and _scalar(loc) else iz
-        out["scale"] = (float(z @ z) - z.size) / scale if flat else (z * z - 1.0) / scale
-    return out
-
-
-#: family -> (summed log density of arrays keeping intermediates on the expression,
-#: partials(expression, x, want_x, want_params)): the families a statement evaluates fused
-FUSED = {"normal": (_normal_fused_lp, _normal_partials)}
-
-
 def _quiet(fn):
     """``fn`` with numpy's divide/invalid warnings off (values outside the support)."""
     def quiet(*args):
@@ -219,77 +176,11 @@ def _increasing(low, high):
     return low < high if type(low) is float and type(high) is float else np.all(low < high)
 
 
-#: name -> (dcgraph.dist class, parameter names, checks per parameter, log density, gradient)
-def _normal_lp1(x, loc, scale):
-    z = (x - loc) / scale
-    return -0.5 * z * z - math.log(scale) - 0.5 * LOG_2PI
-
-
-def _uniform_lp1(x, low, high):
-    return -math.log(high - low) if low <= x <= high else NEG_INF
-
-
-def _gamma_lp1(x, shape, rate):
-    if not x > 0:
-        return NEG_INF
-    return shape * math.log(rate) - math.lgamma(shape) + (shape - 1) * math.log(x) - rate * x
-
-
-def _exponential_lp1(x, rate):
-    return math.log(rate) - rate * x if x >= 0 else NEG_INF
-
-
-def _half_normal_lp1(x, scale):
-    if not x >= 0:
-        return NEG_INF
-    return 0.5 * math.log(2 / math.pi) - math.log(scale) - x * x / (2 * scale * scale)
-
-
-def _lognormal_lp1(x, mu, sigma):
-    if not x > 0:
-        return NEG_INF
-    lx = math.log(x)
-    return -lx - math.log(sigma) - 0.5 * LOG_2PI - (lx - mu) ** 2 / (2 * sigma * sigma)
-
-
-def _beta_lp1(x, a, b):
-    if not 0 < x < 1:
-        return NEG_INF
-    return ((a - 1) * math.log(x) + (b - 1) * math.log1p(-x) + math.lgamma(a + b) - math.lgamma(a)
-            - math.lgamma(b))
-
-
-def _bernoulli_lp1(x, p):
-    if x == 1:
-        return math.log(p) if p > 0 else NEG_INF
-    if x == 0:
-        return math.log1p(-p) if p < 1 else NEG_INF
-    return NEG_INF
-
-
-def _poisson_lp1(x, rate):
-    if not (x >= 0 and x == math.floor(x)):
-        return NEG_INF
-    return x * math.log(rate) - rate - math.lgamma(x + 1.0)
-
-
-def _uniform_grad1(x, low, high):
-    w = 1.0 / (high - low)
-    return {"x": 0.0, "low": w, "high": -w}
-
-
-#: family -> its gradient on Python scalars (the families whose array gradient needs errstate)
-SCALAR_GRAD = {"uniform": _uniform_grad1}
-
-#: family -> its log density on Python scalars (math, no numpy overhead)
-SCALAR_LP = {"normal": _normal_lp1, "uniform": _uniform_lp1, "gamma": _gamma_lp1,
-             "exponential": _exponential_lp1, "half_normal": _half_normal_lp1,
-             "lognormal": _lognormal_lp1, "beta": _beta_lp1, "bernoulli": _bernoulli_lp1,
-             "poisson": _poisson_lp1}
 _SCALARS = (float, int)
 _FLOATS = {float, np.float64}
 
 _Q = _quiet
+#: name -> (dcgraph.dist class, parameter names, checks per parameter, log density, gradient)
 FAMILIES = {
     "normal": (dist.Normal, ("loc", "scale"), (_real, _positive), _normal_lp, _normal_grad),
     "uniform": (dist.Uniform, ("low", "high"), (_real, _real), _Q(_uniform_lp), _Q(_uniform_grad)),
@@ -459,7 +350,7 @@ def lkj_cholesky(eta, dim=None):
     return DistExpr("lkj_cholesky", (eta, dim))
 
 
-#: the factories of ``DistExpr`` (each a primitive with ``factory_rule``)
+#: the factories of ``DistExpr`` (each a primitive whose rules are ``_factory_vjp``'s)
 FACTORIES = (normal, uniform, gamma, exponential, half_normal, lognormal, beta, bernoulli, poisson,
              lkj_cholesky)
 for _factory in FACTORIES:
