@@ -16,6 +16,7 @@ from .bugs_discrete import NoncentralHypergeometric, OneBasedCategorical, Trials
 from .continuous import Cauchy, Flat, Laplace, Logistic, Normal, StudentT
 from .discrete import Bernoulli, BetaBinomial, Binomial, Categorical, Geometric, NegativeBinomial, Poisson
 from .fdist import GeneralizedF
+from .lkj import CorrCholeskyFactors, LKJCholesky
 from .generalized import GeneralizedExtremeValue, GeneralizedGamma, GeneralizedPareto, LogLikelihoodTerm
 from .multivariate import Dirichlet, Multinomial, MvNormal
 from .mvt import MvStudentT
@@ -33,6 +34,7 @@ _FAMILIES = (
     # BUGS families (issue 12)
     OneBasedCategorical, TrialsGeometric, NoncentralHypergeometric, GeneralizedGamma, GeneralizedExtremeValue,
     GeneralizedPareto, LogLikelihoodTerm, MvStudentT, GeneralizedF,
+    LKJCholesky,
 )
 
 #: Read-only table from class name to distribution class, for generic code (e.g. BUGS mapping).
@@ -41,5 +43,5 @@ LOGPDF_FAMILIES = MappingProxyType({cls.__name__: cls for cls in _FAMILIES})
 __all__ = [cls.__name__ for cls in _FAMILIES] + [
     "LOGPDF_FAMILIES", "Distribution", "Univariate", "bijectors", "kernels", "support", "validation", "is_validating",
     "Support", "Real", "RealVector", "Positive", "NonNegative", "Interval", "UnitInterval", "Simplex",
-    "PositiveDefinite", "NonNegativeInteger", "IntegerInterval", "IntegerSimplex",
+    "PositiveDefinite", "CorrCholeskyFactors", "NonNegativeInteger", "IntegerInterval", "IntegerSimplex",
 ]

@@ -59,26 +59,25 @@ def _corr_rows(y, derivatives: bool):
     z = np.tanh(y)
     L = np.zeros((K, K))
     L[0, 0] = 1.0
-    logj = float(np.sum(np.log1p(-z * z)))
+    a = np.abs(y)                          # log(1 - z^2), stable for large |y|
+    log1mz2 = 2.0 * (np.log(2.0) - a - np.log1p(np.exp(-2.0 * a)))
+    logj = float(np.sum(log1mz2))
     jac = np.zeros((K * K, y.size)) if derivatives else None
     glog = -2.0 * z if derivatives else None
     m = 0
     for i in range(1, K):
-        S, dS = 0.0, np.zeros(y.size)
-        for j in range(i):
-            s = np.sqrt(1.0 - S)
-            logj += 0.5 * np.log1p(-S)
-            L[i, j] = z[m + j] * s
-            if derivatives:
-                glog += -0.5 * dS / (1.0 - S)
-                dL = z[m + j] * (-dS / (2.0 * s))
-                dL[m + j] += (1.0 - z[m + j] ** 2) * s
-                jac[i * K + j] = dL
-                dS = dS + 2.0 * L[i, j] * dL
-            S += L[i, j] ** 2
-        L[i, i] = np.sqrt(1.0 - S)
+        # row i: 1 - sum_{k<j} L_ik^2 = prod_{k<j} (1 - z_k^2), so s_j = prod_{k<j} sech(y_k)
+        logrest = np.concatenate([[0.0], np.cumsum(log1mz2[m:m + i])])
+        s = np.exp(0.5 * logrest)
+        zi = z[m:m + i]
+        L[i, :i] = zi * s[:i]
+        L[i, i] = s[i]
+        logj += 0.5 * float(np.sum(logrest[:i]))
         if derivatives:
-            jac[i * K + i] = -dS / (2.0 * L[i, i])
+            for j in range(i + 1):             # d L_ij / d y_k = -z_k L_ij (k < j)
+                jac[i * K + j, m:m + j] = -zi[:j] * L[i, j]
+            jac[i * K + np.arange(i), m + np.arange(i)] = np.exp(log1mz2[m:m + i]) * s[:i]
+            glog[m:m + i] -= zi * (i - 1 - np.arange(i))
         m += i
     return L, logj, jac, glog
 

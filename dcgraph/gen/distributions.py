@@ -217,7 +217,8 @@ _BY_CLASS = {FAST_FAMILIES.get(c, c): n for n, c in _NAMED.items()}
 
 
 def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    """``MvStudentT`` -> ``mv_student_t``; a run of capitals is one word: ``LKJCholesky`` -> ``lkj_cholesky``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 #: Gen name -> constructor for every ``dcgraph.dist`` family (families without a Gen name get

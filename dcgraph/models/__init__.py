@@ -21,8 +21,10 @@ assigned to in the source (or ``name=``); ``kind="cov"``, ``"corr_cholesky"``, `
 ``"ordered"`` constrain matrices and vectors, ``kind="int"`` with finite ``lower``/``upper``
 makes a discrete parameter (sampled by Gibbs from its exact conditional). ``x |= d`` adds ``d.logpdf(x)`` to the log density (a prior when ``x`` is a
 parameter, an observation when it is data); a parameter without a statement has a flat prior.
-Python control flow, including branches and loops on parameters, is allowed. The function is
-rewritten as an ``ast`` tree into its log density on the unconstrained space (``rewrite``), which
+Python control flow, including branches and loops on parameters, is allowed. The function's
+source is found in its file, in ``linecache`` (notebooks, IPython, ``compile`` with a registered
+name), or in the interactive prompt's history, or given as ``model(fn, source=text)``
+(``source``); it is rewritten as an ``ast`` tree into its log density on the unconstrained space (``rewrite``), which
 is differentiated by ``dcgraph.value_and_grad`` on the traced path. The distributions are
 ``dcgraph.dist``'s families under lowercase names (``normal(loc, scale)``,
 ``gamma(shape, rate)``, ...): the common ones as fast expressions (``distributions``), the others
@@ -30,7 +32,7 @@ is differentiated by ``dcgraph.value_and_grad`` on the traced path. The distribu
 """
 from .. import dist as _dist
 from .distributions import (DistExpr, bernoulli, beta, exponential, gamma, half_normal,
-                            lognormal, normal, poisson, uniform)
+                            lkj_cholesky, lognormal, normal, poisson, uniform)
 from .model import BoundModel, Model, ParamLayout, model
 from .params import KINDS, ModelError, ParamSpec, data, param
 
@@ -55,8 +57,8 @@ multinomial = _dist.Multinomial
 
 DISTRIBUTIONS = ("normal", "half_normal", "lognormal", "student_t", "cauchy", "laplace",
                  "logistic", "exponential", "gamma", "inverse_gamma", "beta", "uniform", "weibull",
-                 "pareto", "chi_squared", "flat", "dirichlet", "mv_normal", "wishart", "bernoulli",
-                 "binomial", "poisson", "categorical", "geometric", "negative_binomial",
+                 "pareto", "chi_squared", "flat", "dirichlet", "mv_normal", "wishart", "lkj_cholesky",
+                 "bernoulli", "binomial", "poisson", "categorical", "geometric", "negative_binomial",
                  "beta_binomial", "multinomial")
 
 __all__ = ["model", "Model", "BoundModel", "ParamLayout", "param", "data", "ParamSpec",

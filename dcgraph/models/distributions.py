@@ -5,8 +5,8 @@ it for the summed log density and its closed-form gradient (``FAMILIES``: one ro
 the same parametrisations as ``dcgraph.dist``). Parameters are checked cheaply on every
 evaluation; a bad one builds the ``dcgraph.dist`` object, whose validation raises the canonical
 error. ``dist()`` gives that object (for sampling, moments, or families not listed here).
-Each factory is a primitive of the tape with a rule handing the parameters' adjoints back to
-its arguments.
+Each factory is a primitive of the tape whose rules hand the parameters' adjoints back to its
+arguments.
 """
 from __future__ import annotations
 
@@ -17,18 +17,12 @@ import numpy as np
 from scipy.special import betaln, digamma, gammaln
 
 from .. import dist
-from ..ad import defnode
+from ..ad import defvjp
 from ..ad.values import Sparse, unbroadcast
+from .fastpaths import FUSED, LOG_2PI, NEG_INF, SCALAR_GRAD, SCALAR_LP, _log
 
 __all__ = ["DistExpr", "FAMILIES", "FACTORIES", "normal", "uniform", "gamma", "exponential", "half_normal",
-           "lognormal", "beta", "bernoulli", "poisson"]
-
-LOG_2PI = math.log(2 * math.pi)
-NEG_INF = -np.inf
-
-
-def _log(v):
-    return math.log(v) if isinstance(v, float) and v > 0 else np.log(v)
+           "lognormal", "beta", "bernoulli", "poisson", "lkj_cholesky"]
 
 
 def _normal_lp(x, loc, scale):
@@ -125,6 +119,38 @@ def _poisson_grad(x, rate):
     return {"rate": x / rate - 1.0}
 
 
+def _lkj(x, eta, dim):
+    x = np.asarray(x, dtype=float)
+    K = x.shape[-1] if x.ndim >= 2 else 0
+    if dim is not None and dim != K:
+        raise ValueError(f"lkj_cholesky(eta, dim={dim}): the left side has shape {x.shape}")
+    if K < 2:
+        raise ValueError(f"lkj_cholesky: the left side must be a K x K Cholesky factor with "
+                         f"K >= 2, got shape {x.shape}")
+    return dist.LKJCholesky(K, eta)
+
+
+def _lkj_lp(x, eta, dim):
+    return _lkj(x, eta, dim).logpdf(x)
+
+
+def _lkj_grad(x, eta, dim):
+    return _lkj(x, eta, dim).grad_logpdf(x)
+
+
+def _lkj_dist(eta, dim):
+    from .params import ModelError
+    if dim is None:
+        dist.LKJCholesky(2, eta)           # the canonical error for a bad eta
+        raise ModelError("lkj_cholesky(eta): give dim= to build the distribution outside a "
+                         "statement (in `L |= lkj_cholesky(eta)` the size is L's)")
+    return dist.LKJCholesky(dim, eta)
+
+
+def _dim(v):
+    return v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 2)
+
+
 def _quiet(fn):
     """``fn`` with numpy's divide/invalid warnings off (values outside the support)."""
     def quiet(*args):
@@ -147,71 +173,14 @@ def _real(v):
 
 
 def _increasing(low, high):
-    return np.all(low < high)
+    return low < high if type(low) is float and type(high) is float else np.all(low < high)
 
 
-#: name -> (dcgraph.dist class, parameter names, checks per parameter, log density, gradient)
-def _normal_lp1(x, loc, scale):
-    z = (x - loc) / scale
-    return -0.5 * z * z - math.log(scale) - 0.5 * LOG_2PI
-
-
-def _uniform_lp1(x, low, high):
-    return -math.log(high - low) if low <= x <= high else NEG_INF
-
-
-def _gamma_lp1(x, shape, rate):
-    if not x > 0:
-        return NEG_INF
-    return shape * math.log(rate) - math.lgamma(shape) + (shape - 1) * math.log(x) - rate * x
-
-
-def _exponential_lp1(x, rate):
-    return math.log(rate) - rate * x if x >= 0 else NEG_INF
-
-
-def _half_normal_lp1(x, scale):
-    if not x >= 0:
-        return NEG_INF
-    return 0.5 * math.log(2 / math.pi) - math.log(scale) - x * x / (2 * scale * scale)
-
-
-def _lognormal_lp1(x, mu, sigma):
-    if not x > 0:
-        return NEG_INF
-    lx = math.log(x)
-    return -lx - math.log(sigma) - 0.5 * LOG_2PI - (lx - mu) ** 2 / (2 * sigma * sigma)
-
-
-def _beta_lp1(x, a, b):
-    if not 0 < x < 1:
-        return NEG_INF
-    return ((a - 1) * math.log(x) + (b - 1) * math.log1p(-x) + math.lgamma(a + b) - math.lgamma(a)
-            - math.lgamma(b))
-
-
-def _bernoulli_lp1(x, p):
-    if x == 1:
-        return math.log(p) if p > 0 else NEG_INF
-    if x == 0:
-        return math.log1p(-p) if p < 1 else NEG_INF
-    return NEG_INF
-
-
-def _poisson_lp1(x, rate):
-    if not (x >= 0 and x == math.floor(x)):
-        return NEG_INF
-    return x * math.log(rate) - rate - math.lgamma(x + 1.0)
-
-
-#: family -> its log density on Python scalars (math, no numpy overhead)
-SCALAR_LP = {"normal": _normal_lp1, "uniform": _uniform_lp1, "gamma": _gamma_lp1,
-             "exponential": _exponential_lp1, "half_normal": _half_normal_lp1,
-             "lognormal": _lognormal_lp1, "beta": _beta_lp1, "bernoulli": _bernoulli_lp1,
-             "poisson": _poisson_lp1}
 _SCALARS = (float, int)
+_FLOATS = {float, np.float64}
 
 _Q = _quiet
+#: name -> (dcgraph.dist class, parameter names, checks per parameter, log density, gradient)
 FAMILIES = {
     "normal": (dist.Normal, ("loc", "scale"), (_real, _positive), _normal_lp, _normal_grad),
     "uniform": (dist.Uniform, ("low", "high"), (_real, _real), _Q(_uniform_lp), _Q(_uniform_grad)),
@@ -225,16 +194,22 @@ FAMILIES = {
     "beta": (dist.Beta, ("a", "b"), (_positive, _positive), _Q(_beta_lp), _Q(_beta_grad)),
     "bernoulli": (dist.Bernoulli, ("p",), (_unit_closed,), _Q(_bernoulli_lp), _Q(_bernoulli_grad)),
     "poisson": (dist.Poisson, ("rate",), (_positive,), _Q(_poisson_lp), _Q(_poisson_grad)),
+    "lkj_cholesky": (_lkj_dist, ("eta", "dim"), (_positive, _dim), _Q(_lkj_lp), _Q(_lkj_grad)),
 }
+
+
+#: family -> (position, check) of the parameters whose check is not trivially true
+CHECKS = {family: tuple((k, c) for k, c in enumerate(row[2]) if c is not _real)
+          for family, row in FAMILIES.items()}
 
 
 class DistExpr:
     """``family(*params)`` as written in a model (see the module docstring)."""
 
-    __slots__ = ("family", "params", "_dist")
+    __slots__ = ("family", "params", "_dist", "_cache")
 
     def __init__(self, family: str, params: tuple):
-        self.family, self.params, self._dist = family, params, None
+        self.family, self.params, self._dist, self._cache = family, params, None, None
 
     @property
     def names(self) -> tuple:
@@ -254,10 +229,11 @@ class DistExpr:
 
     def _checked(self):
         row = FAMILIES[self.family]
-        for check, value in zip(row[2], self.params):
-            if not check(value):
+        params = self.params
+        for k, check in CHECKS[self.family]:
+            if not check(params[k]):
                 self.dist()          # raises the family's canonical error
-        if self.family == "uniform" and not _increasing(*self.params):
+        if self.family == "uniform" and not _increasing(*params):
             self.dist()
         return row
 
@@ -266,12 +242,35 @@ class DistExpr:
         row = self._checked()
         if isinstance(x, _SCALARS) and all(isinstance(p, _SCALARS) for p in self.params):
             return float(SCALAR_LP[self.family](x, *self.params))
+        fused = FUSED.get(self.family)
+        if fused is not None:
+            return fused[0](self, x)
         lp = row[3](x, *self.params)
         return float(lp.sum()) if type(lp) is np.ndarray else float(lp)
+
+    def scalar_logpdf(self, x: float):
+        """The log density at the float ``x`` when every parameter is a float (Python or numpy;
+        math only), else None."""
+        for p in self.params:
+            if type(p) is not float and type(p) is not np.float64:
+                return None
+        self._checked()
+        return float(SCALAR_LP[self.family](x, *self.params))
 
     def grad_logpdf(self, x) -> dict:
         """Gradients of the summed log density: ``"x"`` and each parameter's, elementwise."""
         return FAMILIES[self.family][4](x, *self.params)
+
+    def partials(self, x, want_x: bool, want_params: bool) -> dict:
+        """The gradients a statement's rule needs: ``"x"`` if ``want_x``, the parameters' if
+        ``want_params`` (a scalar parameter's may come summed over the elements)."""
+        fused = FUSED.get(self.family)
+        if fused is not None:
+            return fused[1](self, x, want_x, want_params)
+        scalar = SCALAR_GRAD.get(self.family)
+        if scalar is not None and type(x) in _FLOATS and all(type(p) in _FLOATS for p in self.params):
+            return scalar(x, *self.params)
+        return self.grad_logpdf(x)
 
     def sample(self, rng, shape=()):
         return self.dist().sample(rng, shape)
@@ -284,7 +283,7 @@ class DistExpr:
 
     def __repr__(self):
         shown = ", ".join(f"{n}={np.round(p, 6)!r}" if np.ndim(p) == 0 else f"{n}=<{np.shape(p)}>"
-                          for n, p in zip(self.names, self.params))
+                          for n, p in zip(self.names, self.params) if p is not None)
         return f"{self.family}({shown})"
 
 
@@ -294,18 +293,16 @@ def _not_a_statement(d, frame):
                      f"statement only directly in the body of a @model function")
 
 
-def factory_rule(sweep, node, g):
-    """A factory's node: the ``Sparse`` adjoint (parameter name -> adjoint) to its arguments."""
-    if type(g) is not Sparse:
-        return
-    args = node.args
-    for k, name in enumerate(FAMILIES[node.value.family][1]):
-        adjoint = g.get(name)
-        if adjoint is None:
-            continue
-        arg = args[k] if k < len(args) else (node.kwargs or {}).get(name)
-        if arg is not None and sweep.wants(arg):
-            sweep.add(arg, unbroadcast(sweep.value(arg), adjoint))
+def _factory_vjp(k: int):
+    """The rule of a factory's ``k``-th argument: its entry of the ``Sparse`` adjoint (parameter
+    name -> adjoint) that the statement's rule gave the expression, unbroadcast to it."""
+    def factory_argument_vjp(g, ans, *args):
+        adjoint = g.get(FAMILIES[ans.family][1][k]) if type(g) is Sparse else None
+        if type(adjoint) is float and type(args[k]) is float:
+            return adjoint
+        return unbroadcast(args[k], 0.0 if adjoint is None else adjoint)
+    factory_argument_vjp.__name__ = f"factory_argument_{k}_vjp"
+    return factory_argument_vjp
 
 
 def normal(loc, scale):
@@ -346,8 +343,18 @@ def poisson(rate):
     return DistExpr("poisson", (rate,))
 
 
-#: the factories of ``DistExpr`` (each a primitive with ``factory_rule``)
-FACTORIES = (normal, uniform, gamma, exponential, half_normal, lognormal, beta, bernoulli, poisson)
+def lkj_cholesky(eta, dim=None):
+    """LKJ prior on the Cholesky factor of a correlation matrix (``dcgraph.dist.LKJCholesky``):
+    ``L |= lkj_cholesky(eta)`` for ``L = param(shape=(K, K), kind="corr_cholesky")``; the size
+    is the left side's (``dim`` is needed only to sample outside a statement)."""
+    return DistExpr("lkj_cholesky", (eta, dim))
+
+
+#: the factories of ``DistExpr`` (each a primitive whose rules are ``_factory_vjp``'s)
+FACTORIES = (normal, uniform, gamma, exponential, half_normal, lognormal, beta, bernoulli, poisson,
+             lkj_cholesky)
 for _factory in FACTORIES:
-    defnode(_factory, factory_rule)
-del _factory
+    _names = FAMILIES[_factory.__name__][1]
+    defvjp(_factory, *(None if n == "dim" else _factory_vjp(k) for k, n in enumerate(_names)),
+           names=_names)
+del _factory, _names

@@ -11,8 +11,8 @@ Errors from the model name the file, line and source of the statement that faile
 from __future__ import annotations
 
 import functools
-import linecache
 import math
+import types
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from ..ad import value_and_grad
 from .params import ModelError
 from .rewrite import rewrite
 from .runtime import Discovery, Probe, StatementError
+from .source import function_source
 
 __all__ = ["model", "Model", "BoundModel", "ParamLayout"]
 
@@ -29,9 +30,13 @@ SAMPLE_KEYWORDS = ("draws", "warmup", "chains", "sampler", "seed", "init", "para
 OPTIMIZE_KEYWORDS = ("init", "jacobian", "method", "options")
 
 
-def model(fn):
-    """Decorator: ``@model def regression(X, y): ...`` (see the package docstring)."""
-    return Model(fn)
+def model(fn=None, *, source: str | None = None):
+    """Decorator: ``@model def regression(X, y): ...`` (see the package docstring).
+    ``model(fn, source=text)`` or ``@model(source=text)`` gives the text of a function whose
+    source cannot be found (defined by ``exec`` of a string nothing registered)."""
+    if fn is None:
+        return functools.partial(model, source=source)
+    return Model(fn, source)
 
 
 class Model:
@@ -39,15 +44,18 @@ class Model:
     ``logdensity``, ``logdensity_and_grad``, ``sample``, ``optimize`` and ``graph`` take the
     model's arguments after their own."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, source: str | None = None):
+        if not isinstance(fn, types.FunctionType):
+            raise TypeError(f"@model needs a Python function, got {type(fn).__name__}")
         self.fn = fn
+        self._source = function_source(fn, source)
         self._rewritten = None
         functools.update_wrapper(self, fn)
 
     @property
     def rewritten(self):
         if self._rewritten is None:
-            self._rewritten = rewrite(self.fn)
+            self._rewritten = rewrite(self.fn, self._source)
         return self._rewritten
 
     @property
@@ -163,7 +171,7 @@ class BoundModel:
     # -- evaluation --------------------------------------------------------------------------
     def _where(self, line) -> str:
         filename = self.model.rewritten.filename
-        source = linecache.getline(filename, line).strip()
+        source = self.model.rewritten.line_text(line).strip()
         return f"{filename}:{line}: `{source}`" if source else f"{filename}:{line}"
 
     def _call(self, theta, fn=None):

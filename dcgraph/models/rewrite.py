@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
+import linecache
 import textwrap
 import types
 
@@ -28,6 +28,7 @@ from ..dist import Distribution
 from .distributions import FACTORIES
 from .params import ModelError, param as _param
 from .runtime import HELPERS
+from .source import function_source
 
 __all__ = ["rewrite", "Rewritten"]
 
@@ -38,9 +39,13 @@ class Rewritten:
     """The rewritten log density ``function`` and the ``statements`` (line -> source text of
     the left side) and ``params`` (line -> bound name) it found."""
 
-    def __init__(self, function, statements: dict, params: dict, filename: str):
+    def __init__(self, function, statements: dict, params: dict, filename: str, lines: dict):
         self.function, self.statements, self.params = function, statements, params
-        self.filename = filename
+        self.filename, self.lines = filename, lines
+
+    def line_text(self, line: int) -> str:
+        """The source text of ``line`` of the model's file (empty when unknown)."""
+        return self.lines.get(line) or linecache.getline(self.filename, line)
 
 
 def _load(node):
@@ -162,15 +167,12 @@ def _resolver(fn):
     return is_param, is_factory
 
 
-def rewrite(fn) -> Rewritten:
-    """The log density of the model function ``fn`` (see the module docstring)."""
+def rewrite(fn, found=None) -> Rewritten:
+    """The log density of the model function ``fn`` (see the module docstring); ``found`` is
+    its ``(lines, first_line)`` if already looked up (``source.function_source``)."""
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"@model needs a Python function, got {type(fn).__name__}")
-    try:
-        lines, first = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as exc:
-        raise ModelError(f"@model: the source of {fn.__qualname__} is not available ({exc}); "
-                         f"define models in a file") from None
+    lines, first = found or function_source(fn)
     tree = ast.parse(textwrap.dedent("".join(lines)))
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
@@ -209,4 +211,5 @@ def rewrite(fn) -> Rewritten:
                                   closure or None)
     function.__kwdefaults__ = fn.__kwdefaults__
     function.__qualname__ = fn.__qualname__
-    return Rewritten(function, transformer.statements, transformer.params, filename)
+    return Rewritten(function, transformer.statements, transformer.params, filename,
+                     {first + k: text for k, text in enumerate(lines)})

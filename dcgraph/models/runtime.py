@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from ..ad import defnode, defvjp, defzero
+from ..ad import defvjp, defzero
 from ..ad.values import Sparse, unbroadcast
 from ..dist import Distribution
 from ..dist.bijectors import Identity
@@ -65,8 +65,8 @@ def declare(name, line, /, *args, **kwargs):
         name = kwargs.pop("name")
         if not isinstance(name, str) or not name:
             raise StatementError(line, f"param(name=...) must be a non-empty string, got {name!r}")
-    try:
-        key = (name, line, args, tuple(sorted(kwargs.items())))
+    try:                                   # a call site passes its keywords in one order
+        key = (name, line, args, tuple(kwargs.items())) if kwargs else (name, line, args)
         spec = _specs.get(key)
     except TypeError:                      # unhashable bounds (arrays)
         key, spec = None, None
@@ -128,6 +128,13 @@ def observe(x, d, line):
         raise StatementError(line, f"the left side of |= must be a parameter or data (a number "
                                    f"or a numpy array), got {type(x).__name__}{hint}")
     if type(d) is DistExpr:
+        if tx is float or tx is np.float64:
+            lp = d.scalar_logpdf(x)          # None unless every parameter is a float too
+            if lp is not None:
+                if lp != lp:
+                    raise StatementError(line, f"the log density is NaN (a bad parameter "
+                                               f"value in {d!r}?)")
+                return lp
         key = (getattr(x, "shape", ()), tuple([getattr(p, "shape", ()) for p in d.params]))
         if key not in _shapes_ok:
             _check_shapes(x, d, line)
@@ -160,9 +167,22 @@ def _check_shapes(x, d, line):
 
 
 # -- VJP rules ---------------------------------------------------------------------------------
+#: a scalar parameter's adjoint is a dense vector up to this length of ``theta`` (an allocation
+#: costs less than merging a ``Sparse``), a ``Sparse`` beyond (its merge is per entry)
+DENSE_SCALAR_ADJOINT = 64
+
+
+def _one_coordinate(theta, at, value):
+    if len(theta) <= DENSE_SCALAR_ADJOINT:
+        out = np.zeros(len(theta))
+        out[at] = value
+        return out
+    return Sparse({at: value})
+
+
 def constrain_vjp_theta(g, ans, theta, at, spec):
-    if spec.scalar is not None:          # one coordinate: a sparse adjoint
-        return Sparse({at: g * spec.scalar[2](spec.bijector, float(theta[at]))})
+    if spec.scalar is not None:          # one coordinate
+        return _one_coordinate(theta, at, g * spec.scalar[2](spec.bijector, float(theta[at])))
     out = np.zeros(len(theta))
     if spec.discrete:
         return out
@@ -178,7 +198,7 @@ def constrain_vjp_theta(g, ans, theta, at, spec):
 
 def log_jacobian_vjp_theta(g, ans, theta, at, spec):
     if spec.scalar is not None:
-        return Sparse({at: g * spec.scalar[3](spec.bijector, float(theta[at]))})
+        return _one_coordinate(theta, at, g * spec.scalar[3](spec.bijector, float(theta[at])))
     out = np.zeros(len(theta))
     if spec.discrete or type(spec.bijector) is Identity:
         return out
@@ -190,24 +210,30 @@ def log_jacobian_vjp_theta(g, ans, theta, at, spec):
     return out
 
 
-def observe_rule(sweep, node, g):
-    """Like ``d.logpdf(x)``'s rule: ``x`` and the distribution's parameters (a ``Sparse`` by
-    name that the constructor's rule hands to its arguments)."""
-    x_node, d_node = node.args[0], node.args[1]
-    d = d_node.value
-    x = sweep.value(x_node)
+def _partials(x, d, line, want_x: bool, want_params: bool) -> dict:
     try:
-        grads = d.grad_logpdf(x)
-    except NotImplementedError as exc:
-        raise StatementError(node.args[2].value, f"{type(d).__name__}.logpdf has no gradient: "
-                                                 f"{exc}") from None
-    if "x" in grads and sweep.wants(x_node):
-        sweep.add(x_node, unbroadcast(x, g * grads["x"]))
-    if sweep.wants(d_node):
         if type(d) is DistExpr:
-            sweep.add(d_node, Sparse({name: g * grads[name] for name in d.names if name in grads}))
-        else:
-            sweep.add(d_node, _scaled(g, {name: grads[name] for name in d.params if name in grads}))
+            return d.partials(x, want_x, want_params)
+        return d.grad_logpdf(x)
+    except NotImplementedError as exc:
+        raise StatementError(line, f"{type(d).__name__}.logpdf has no gradient: {exc}") from None
+
+
+def observe_vjp_x(g, ans, x, d, line):
+    """The left side's adjoint of ``x |= d`` (a parameter's prior)."""
+    grads = _partials(x, d, line, True, False)
+    if "x" not in grads:
+        raise StatementError(line, f"{d!r} has no gradient with respect to the left side")
+    return unbroadcast(x, g * grads["x"])
+
+
+def observe_vjp_d(g, ans, x, d, line):
+    """The distribution's adjoint: a ``Sparse`` by parameter name, which the factory's (or the
+    ``dcgraph.dist`` constructor's) rule hands to its arguments."""
+    grads = _partials(x, d, line, False, True)
+    if type(d) is DistExpr:
+        return Sparse({name: g * grads[name] for name in d.names if name in grads})
+    return _scaled(g, {name: grads[name] for name in d.params if name in grads})
 
 
 def _scaled(g, grads: dict) -> Sparse:
@@ -217,7 +243,7 @@ def _scaled(g, grads: dict) -> Sparse:
 
 defvjp(constrain, constrain_vjp_theta, None, None)
 defvjp(log_jacobian, log_jacobian_vjp_theta, None, None)
-defnode(observe, observe_rule)
+defvjp(observe, observe_vjp_x, observe_vjp_d, None)
 defzero(declare)
 defzero(advance)
 defzero(is_distribution)

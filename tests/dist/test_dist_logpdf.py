@@ -117,7 +117,7 @@ def test_params_and_repr():
     assert D.MvNormal([0.0, 0.0], precision=np.eye(2)).params == ("mean", "precision")
     for name, cls in D.LOGPDF_FAMILIES.items():
         assert cls.__name__ == name and issubclass(cls, D.Distribution)
-    assert len(D.LOGPDF_FAMILIES) == 38  # 29 + 9 BUGS families (issue 12; GeneralizedF for df)
+    assert len(D.LOGPDF_FAMILIES) == 39  # 29 + 9 BUGS families (issue 12; GeneralizedF for df) + LKJCholesky
     with pytest.raises(TypeError):
         D.LOGPDF_FAMILIES["X"] = D.Normal  # read-only table
     with pytest.raises(ValueError):

@@ -45,6 +45,9 @@ def test_non_scalar_and_bad_parameters_take_the_family_path():
         categorical(np.array([0.5, 0.6]))
     assert set(GEN_NAMES) >= {"normal", "gamma", "beta", "mvnormal", "dirichlet", "binom",
                               "neg_binom", "poisson", "categorical", "bernoulli"}
+    # families without a Gen.jl name: snake case, a run of capitals one word
+    assert GEN_NAMES["lkj_cholesky"] is dist.LKJCholesky
+    assert GEN_NAMES["mv_student_t"] is dist.MvStudentT and "l_k_j_cholesky" not in GEN_NAMES
     assert len(GEN_NAMES) == len(dist.LOGPDF_FAMILIES)
     covered = {c.__mro__[1] if c in FAST_FAMILIES else c for c in GEN_NAMES.values()}
     assert covered == set(dist.LOGPDF_FAMILIES.values())

@@ -22,7 +22,11 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_family_has_a_case():
+    assert set(FAMILIES) == set(CASES) | {"lkj_cholesky"}      # LKJ: test_models_lkj.py
+
+
+@pytest.mark.parametrize("family", sorted(CASES))
 def test_log_density_and_gradient_equal_dcgraph_dist(family):
     params, x, outside = CASES[family]
     expr, d = DistExpr(family, params), FAMILIES[family][0](*params)
@@ -39,6 +43,38 @@ def test_log_density_and_gradient_equal_dcgraph_dist(family):
     if outside is not None:
         assert expr.logpdf(np.append(x, outside)) == -np.inf
         assert expr.logpdf(float(outside)) == -np.inf
+
+
+@pytest.mark.parametrize("loc, scale", [(0.3, 1.7), (np.array([0.1, -0.4, 2.0]), 0.9),
+                                        (0.5, np.array([0.5, 1.0, 2.0]))])
+def test_fused_normal_partials_equal_the_gradient(loc, scale):
+    """The statement's fused path (forward keeps z; only the wanted partials; a scalar
+    parameter's summed) against ``dcgraph.dist.Normal``."""
+    import dcgraph.dist as D
+    x = np.array([-1.0, 0.2, 2.5])
+    expr, d = DistExpr("normal", (loc, scale)), D.Normal(loc, scale)
+    assert expr.logpdf(x) == pytest.approx(float(d.logpdf(x)), rel=1e-13)
+    theirs = d.grad_logpdf(x)
+    for want_x, want_params in ((True, False), (False, True), (True, True)):
+        mine = expr.partials(x, want_x, want_params)
+        assert ("x" in mine) == want_x and ("loc" in mine) == want_params
+        if want_x:
+            np.testing.assert_allclose(mine["x"], theirs["x"], rtol=1e-12)
+        if want_params:
+            for name in ("loc", "scale"):
+                np.testing.assert_allclose(np.sum(mine[name]) if np.ndim(theirs[name]) == 0
+                                           else mine[name], theirs[name], rtol=1e-12)
+    other = x + 1.0                          # another left side: z is not reused
+    np.testing.assert_allclose(expr.partials(other, True, False)["x"],
+                               D.Normal(loc, scale).grad_logpdf(other)["x"], rtol=1e-12)
+
+
+def test_scalar_uniform_partials():
+    import dcgraph.dist as D
+    mine = DistExpr("uniform", (-1.0, 2.5)).partials(0.7, True, True)
+    theirs = D.Uniform(-1.0, 2.5).grad_logpdf(0.7)
+    for name in ("x", "low", "high"):
+        assert mine[name] == pytest.approx(float(theirs[name]), rel=1e-14, abs=1e-15)
 
 
 def test_bad_parameters_raise_the_family_error():
