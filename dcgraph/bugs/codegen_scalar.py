@@ -14,6 +14,7 @@ import ast
 import numpy as np
 
 from .emit import attr_call, name, num
+from .sums import scalar_names, sum_over
 from .templates import callable_of
 
 __all__ = ["ScalarStatements"]
@@ -137,7 +138,7 @@ class ScalarStatements:
                     isinstance(n, ast.Name) and n.id == x.id for n in ast.walk(rest)):
                 rest, c = attr_call("np", "sum", term), 0.0
             else:
-                rest, c = attr_call("np", "sum", rest), c * count
+                rest, c = sum_over(rest, count, scalar_names(em.body)), c * count
         self.const_lp += c
         if rest is None:
             return
