@@ -14,6 +14,7 @@ import ast
 import numpy as np
 
 from .emit import attr_call, name, num
+from .linear import merge_linear
 from .sums import scalar_names, sum_over
 from .templates import callable_of
 
@@ -142,6 +143,9 @@ class ScalarStatements:
         self.const_lp += c
         if rest is None:
             return
+        merged = None if self.lp_zero else merge_linear(em.body, rest)
+        if merged is not None:
+            rest, self.lp_zero = merged
         if self.lp_zero:
             em.assign("lp", rest)
         elif isinstance(rest, ast.UnaryOp) and isinstance(rest.op, ast.USub):

@@ -8,6 +8,7 @@ import pytest
 
 import dcgraph.bugs as B
 from dcgraph.bugs.emit import _repeats
+from dcgraph.bugs.linear import merge_linear
 from dcgraph.bugs.sums import scalar_names, sum_over
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "shared" / "bugs-examples"
@@ -53,3 +54,21 @@ def test_rats_generated_code_sums_once_per_statement():
     assert "np.repeat(p2, 5)" in src and "[k0]" not in src
     assert "lp = lp + (75.0 * t1 - 0.5 * p4 * np.sum(np.square(" in src
     assert m.logjoint(m.constrained(m.initial_values(0))) == pytest.approx(-174029.38703951868, rel=1e-9)
+
+
+def _merged(src, term):
+    body = ast.parse(src).body
+    out = merge_linear(body, ast.parse(term, mode="eval").body)
+    return None if out is None else (ast.unparse(out[0]), out[1], [ast.unparse(s) for s in body])
+
+
+def test_linear_terms_merge_into_the_later_statement():
+    got = _merged("t4 = theta[2]\nlp = lp + t4\nt5 = np.exp(t4)", "-0.999 * t4 - 0.001 * t5")
+    assert got[1] is False and got[2] == ["t4 = theta[2]", "t5 = np.exp(t4)"]
+    assert eval(got[0], {"t4": 2.0, "t5": 3.0}) == pytest.approx(2.0 - 0.999 * 2.0 - 0.003)
+    got = _merged("t1 = theta[0]\nlp = t1\nt2 = np.exp(t1)", "-0.999 * t1 - 0.001 * t2")
+    assert got[1] is True and got[2] == ["t1 = theta[0]", "t2 = np.exp(t1)"]
+    assert _merged("lp = lp + t4\nt5 = np.exp(t4)", "np.log(t5) - t4") is None          # not linear
+    assert _merged("lp = lp + t4\nt5 = lp * 2.0", "-t4") is None                         # lp read between
+    assert _merged("lp = lp + t4\nt5 = np.exp(t4)", "-t5") is None                       # no common name
+    assert _merged("lp = lp * t4", "-t4") is None
