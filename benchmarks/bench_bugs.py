@@ -3,6 +3,13 @@ its gradient (``BUGSModel.logdensity_and_grad``, the traced generated code throu
 replay) against a hand-written numpy log density with a hand-written gradient, in the same run.
 
     python benchmarks/bench_bugs.py [--rounds 5] [--calls 2000] [--clock cpu|wall]
+    python benchmarks/bench_bugs.py --sample [--chains 4 --draws 1000 --warmup 1000]
+
+``--sample`` instead runs NUTS on Rats with dcgraph (``dcgraph.bugs.fit.sample(sampler="nuts")``)
+and with NumPyro on the same model written by hand (and PyMC when it is installed), in the same
+run, chains one after another in this process: compile and sampling wall time, min bulk ESS over
+all parameters (``dcgraph.infer.ess_bulk`` for every library) and ESS per second of sampling, and
+the posterior means of the top-level nodes side by side.
 
 Compile time is the minimum over rounds of ``dcgraph.bugs.compile`` (parse, unroll, sequentialise,
 generate; data read from the file each time) after one warm-up compile of another model. The Rats
@@ -104,5 +111,92 @@ def main():
     print(f"rats logdensity (value)    {t_value * 1e6:9.1f} us")
 
 
+RATS_NODES = ("alpha.c", "beta.c", "tau.c", "alpha.tau", "beta.tau")
+
+
+def _rats_data():
+    d = EXAMPLES / "rats"
+    data = B.read_data(d / "data.txt")
+    return d, np.asarray(data["Y"], float), np.asarray(data["x"], float), float(data["xbar"])
+
+
+def sample_dcgraph(chains, draws, warmup, seed):
+    from dcgraph.bugs.fit import sample
+    from dcgraph.infer import ess_bulk
+    d, *_ = _rats_data()
+    t = time.perf_counter()
+    model = B.compile(d / "model.txt", d / "data.txt", [d / "inits.txt", d / "inits1.txt"])
+    t_compile = time.perf_counter() - t
+    t = time.perf_counter()
+    fit = sample(model, chains=chains, draws=draws, warmup=warmup, seed=seed, sampler="nuts",
+                 progress=False)
+    t_sample = time.perf_counter() - t
+    means = {k: float(np.mean(fit[k])) for k in RATS_NODES}
+    return t_compile, t_sample, float(np.min(ess_bulk(fit.draws))), means
+
+
+def sample_numpyro(chains, draws, warmup, seed):
+    import jax
+    import numpyro
+    import numpyro.distributions as dist
+    from numpyro.infer import MCMC, NUTS
+    from dcgraph.infer import ess_bulk
+    jax.config.update("jax_enable_x64", True)
+    _, Y, x, xbar = _rats_data()
+    N, T = Y.shape
+
+    def rats(Y):
+        tau_c = numpyro.sample("tau.c", dist.Gamma(0.001, 0.001))
+        alpha_c = numpyro.sample("alpha.c", dist.Normal(0.0, 1000.0))
+        alpha_tau = numpyro.sample("alpha.tau", dist.Gamma(0.001, 0.001))
+        beta_c = numpyro.sample("beta.c", dist.Normal(0.0, 1000.0))
+        beta_tau = numpyro.sample("beta.tau", dist.Gamma(0.001, 0.001))
+        with numpyro.plate("rat", N):
+            alpha = numpyro.sample("alpha", dist.Normal(alpha_c, 1.0 / jax.numpy.sqrt(alpha_tau)))
+            beta = numpyro.sample("beta", dist.Normal(beta_c, 1.0 / jax.numpy.sqrt(beta_tau)))
+        mu = alpha[:, None] + beta[:, None] * (x - xbar)[None, :]
+        numpyro.sample("Y", dist.Normal(mu, 1.0 / jax.numpy.sqrt(tau_c)), obs=Y)
+
+    mcmc = MCMC(NUTS(rats), num_warmup=warmup, num_samples=draws, num_chains=chains,
+                chain_method="sequential", progress_bar=False)
+    t = time.perf_counter()
+    mcmc.run(jax.random.PRNGKey(seed + 1), Y)            # JIT compile + sampling
+    t_first = time.perf_counter() - t
+    t = time.perf_counter()
+    mcmc.run(jax.random.PRNGKey(seed), Y)                # the same run, compiled code cached
+    t_sample = time.perf_counter() - t
+    s = mcmc.get_samples(group_by_chain=True)
+    flat = np.concatenate([np.asarray(s[k]).reshape(chains, draws, -1) for k in sorted(s)], axis=-1)
+    means = {k: float(np.mean(s[k])) for k in RATS_NODES}
+    return max(t_first - t_sample, 0.0), t_sample, float(np.min(ess_bulk(flat))), means
+
+
+def sample_peers(a):
+    print(f"Rats NUTS, {a.chains} chains x {a.draws} draws after {a.warmup} warm-up, sequential chains")
+    rows = [("dcgraph", sample_dcgraph)]
+    rows.append(("numpyro", sample_numpyro))
+    try:
+        import pymc  # noqa: F401
+        print("(pymc installed but not wired into this benchmark)")
+    except ImportError:
+        print("(pymc is not installed in this environment: skipped)")
+    print(f"{'library':10s} {'compile s':>10s} {'sample s':>9s} {'min ESS':>8s} {'ESS/s':>8s}  "
+          + " ".join(f"{k:>10s}" for k in RATS_NODES))
+    for label, run in rows:
+        t_compile, t_sample, ess, means = run(a.chains, a.draws, a.warmup, a.seed)
+        print(f"{label:10s} {t_compile:10.2f} {t_sample:9.2f} {ess:8.0f} {ess / t_sample:8.1f}  "
+              + " ".join(f"{means[k]:10.4g}" for k in RATS_NODES), flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    if "--sample" in sys.argv:
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--sample", action="store_true")
+        ap.add_argument("--chains", type=int, default=4)
+        ap.add_argument("--draws", type=int, default=1000)
+        ap.add_argument("--warmup", type=int, default=1000)
+        ap.add_argument("--seed", type=int, default=0)
+        sample_peers(ap.parse_args())
+    else:
+        main()

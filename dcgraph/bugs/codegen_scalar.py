@@ -14,6 +14,8 @@ import ast
 import numpy as np
 
 from .emit import attr_call, name, num
+from .linear import merge_linear
+from .sums import scalar_names, sum_over
 from .templates import callable_of
 
 __all__ = ["ScalarStatements"]
@@ -137,10 +139,13 @@ class ScalarStatements:
                     isinstance(n, ast.Name) and n.id == x.id for n in ast.walk(rest)):
                 rest, c = attr_call("np", "sum", term), 0.0
             else:
-                rest, c = attr_call("np", "sum", rest), c * count
+                rest, c = sum_over(rest, count, scalar_names(em.body)), c * count
         self.const_lp += c
         if rest is None:
             return
+        merged = None if self.lp_zero else merge_linear(em.body, rest)
+        if merged is not None:
+            rest, self.lp_zero = merged
         if self.lp_zero:
             em.assign("lp", rest)
         elif isinstance(rest, ast.UnaryOp) and isinstance(rest.op, ast.USub):

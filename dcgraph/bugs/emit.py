@@ -272,6 +272,13 @@ class Emitter:
     def _index(self, src, positions, shape, size):
         if shape == () and len(positions) == 1:
             return ast.Subscript(src, ast.Constant(int(positions[0])), ast.Load())
+        reps = _repeats(positions)
+        if reps > 1:     # each of a run of positions r times: np.repeat (its adjoint is a reshaped sum)
+            run = self._index(src, positions[::reps], (len(positions) // reps,), size)
+            out = attr_call("np", "repeat", run, ast.Constant(reps))
+            if len(shape) > 1:
+                out = attr_call("np", "reshape", out, self.const(np.array(shape)))
+            return out
         if size is not None and len(positions) == size and np.array_equal(positions, np.arange(size)):
             out = src
         elif len(positions) > 1 and np.all(np.diff(positions) == 1):
@@ -354,3 +361,18 @@ class Emitter:
     def link_inverse(self, link: str, value: ast.expr) -> ast.expr:
         params, body, _ = FUNCTIONS[LINKS[link]].form(1)
         return self.template(body, {params[0]: self.simple(value)})
+
+
+def _repeats(positions) -> int:
+    """``r`` when ``positions`` is each of consecutive positions repeated ``r > 1`` times
+    (``[0, 0, 1, 1, 2, 2]``), else 1."""
+    n = len(positions)
+    if n < 2 or positions[1] != positions[0]:
+        return 1
+    r = int(np.argmax(positions != positions[0])) or n
+    if n % r or r == n:
+        return 1
+    runs = np.asarray(positions).reshape(-1, r)
+    if np.all(runs == runs[:, :1]) and np.all(np.diff(runs[:, 0]) == 1):
+        return r
+    return 1

@@ -134,3 +134,11 @@ def test_interp_lin_and_eigen_vals_in_generated_code_with_gradients():
     _, grad = m.logdensity_and_grad(theta)
     fd = [(m.logdensity(theta + e) - m.logdensity(theta - e)) / 2e-6 for e in np.eye(2) * 1e-6]
     np.testing.assert_allclose(grad, fd, rtol=1e-6)
+
+
+def test_every_parsed_distribution_has_generated_code():
+    from dcgraph.bugs import distributions, templates
+    front = set(distributions.DISTRIBUTIONS)
+    assert front == set(templates.DISTRIBUTIONS) | set(templates.ALIASES)
+    for alias, name in templates.ALIASES.items():
+        assert distributions.DISTRIBUTIONS[alias].params == distributions.DISTRIBUTIONS[name].params

@@ -33,6 +33,10 @@ CASES = {
                 - special.gammaln(2.5)),
     "dgev": ((0.5, 1.2, 0.3), [-1.0, 0.5, 4.0], lambda x: stats.genextreme(-0.3, loc=0.5, scale=1.2).logpdf(x)),
     "dgpar": ((0.2, 1.2, 0.3), [0.3, 1.0, 5.0], lambda x: stats.genpareto(0.3, loc=0.2, scale=1.2).logpdf(x)),
+    # df(n, m, mu, tau): sqrt(tau) (x - mu) ~ F(n, m), the density of OpenBUGS's GraphF written out
+    "df": ((3.0, 5.0, 1.0, 4.0), [1.2, 2.0, 6.0],
+           lambda x: special.gammaln(4.0) - special.gammaln(1.5) - special.gammaln(2.5) + 1.5 * np.log(0.6)
+           + 0.5 * np.log(2 * (x - 1.0)) + 0.5 * np.log(4.0) - 4.0 * np.log1p(0.6 * 2 * (x - 1.0))),
     "dinvgamma": ((3.0, 2.0), [0.3, 1.0, 4.0], lambda x: stats.invgamma(3.0, scale=2.0).logpdf(x)),
     "dloglik": ((-2.5,), [0.0, 0.0], lambda x: np.full(np.shape(x), -2.5)),
     "dbern": ((0.3,), [0, 1], lambda x: stats.bernoulli(0.3).logpmf(x)),
