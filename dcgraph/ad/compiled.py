@@ -27,6 +27,7 @@ from ..tracer import ops
 from ..tape import Argument, Constant, NestedCall, PrimitiveCall, Raise, Return
 from .codegen import NotCompilable, generate, symbol, unalias, where
 from .codegen_backward import literal_list
+from ..tracer.summary import require_values
 from .core import Sweep
 from .effects import effect_of
 from .values import Sparse, carries, dense_array
@@ -319,6 +320,7 @@ def compile_gradient(tape, wrt=None, args=(), kwargs=None, f=None, seed=None) ->
     ``tape.fn``; pass it when it is a bound method); ``seed(value)``: the output adjoint
     (default 1.0). Raises ``NotCompilable`` for tapes outside the supported subset.
     """
+    require_values(tape, "compiled replay (compile_gradient)")
     check_supported(tape)
     arguments = tape.arguments
     chosen = set(arguments if wrt is None else wrt)

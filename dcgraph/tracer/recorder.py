@@ -118,11 +118,12 @@ class SubstitutingLevel(Level):
 class Run:
     """One ``track`` call: its log, context and per-depth decisions."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, log: list | None = None):
         self.ctx = ctx
+        self.summary = log is not None  # a ``summary.SummaryLog``: memoise long-lived only
         self.shared_memo = {} if not ctx.depth_dependent else None
         self.level_class = SubstitutingLevel if ctx.substitutes() else Level
-        self.log: list = []
+        self.log: list = log if log is not None else []
         self.levels: list[Level] = []
         self.levels.append(self.level_class(self, 0))     # the root's, always needed
         self.next_depth = 0
@@ -134,6 +135,7 @@ class Run:
         for level in self.levels:
             level.hook_method = None
         self.levels.clear()
+        self.shared_memo = None         # the memo keeps the callables it saw alive
 
     def level(self, depth: int) -> Level:
         levels = self.levels
@@ -149,14 +151,16 @@ class Run:
             if traced is not None:
                 if target is not f:
                     return types.MethodType(traced, f.__self__)
-                _remember(level.memo, f, traced)
+                if not self.summary or _long_lived(f):
+                    _remember(level.memo, f, traced)
                 return traced
         elif type(f) not in _C_CALLABLES and (f if isinstance(f, type) else type(f)).__flags__ \
                 & _HEAPTYPE:                             # a user class or a callable object
             traced = self.traced_object_call(f, level)
             if traced is not None:
                 return traced                            # not memoised: decided per call
-        _remember(level.memo, f, _PRIMITIVE)
+        if not self.summary or _long_lived(f):
+            _remember(level.memo, f, _PRIMITIVE)
         return f
 
     def traced_object_call(self, f, level: Level):
@@ -224,6 +228,11 @@ def _forget(key: int, ref) -> None:
 def _instrument(code):
     from .instrument import instrument
     return instrument(code)
+
+
+def _long_lived(f) -> bool:
+    from .summary import long_lived
+    return long_lived(f)
 
 
 def _discard(_value):

@@ -24,6 +24,7 @@ import numpy as np
 from . import ops
 from .aliasing import ArrayAliasing, flat_write_target, possible_writes
 from .classes import instance_self
+from .summary import value_type
 
 ndarray = np.ndarray
 
@@ -376,7 +377,7 @@ class Frame:
         if owner is obj.value and not isinstance(owner, types.ModuleType):
             if type(f) is types.MethodType:
                 return f.__func__, None, True, [obj] + args
-            descriptor = getattr(type(owner), callee.name, None)
+            descriptor = getattr(value_type(owner), callee.name, None)
             if descriptor is not None and callable(descriptor) and not isinstance(owner, type):
                 return descriptor, None, True, [obj] + args
         if isinstance(obj.value, types.ModuleType):
