@@ -24,7 +24,7 @@ import numpy as np
 from . import ops
 from .aliasing import ArrayAliasing, flat_write_target, possible_writes
 from .classes import instance_self
-from .summary import value_type
+from .summary import SummaryLog, value_type
 
 ndarray = np.ndarray
 
@@ -50,6 +50,7 @@ class Replay:
         self.int_literals: dict = {}
         self.aliasing = ArrayAliasing()
         self.raised_by: dict = {}      # id(exception) -> the node whose value was raised
+        self.summary = isinstance(log, SummaryLog)   # values="summary": no identity for lists
 
     # -- events ------------------------------------------------------------------------------
     def take(self):
@@ -422,6 +423,10 @@ class Frame:
             if type(ret) is Return:    # it returned, and the caller was interrupted at once
                 node.value = node.result = ret.value
             raise
+        if self.r.summary:             # the same object: one summary (a list's are fresh)
+            ret = frame.tape.returned
+            if type(ret) is Return:
+                value = ret.value
         node.value = node.result = value
         self.stack.append(node)
 

@@ -34,6 +34,7 @@ __all__ = ["Summary", "SummaryLog", "SummaryTapeError", "require_values", "VALUE
 
 VALUE_MODES = ("keep", "summary")
 _ATOMS = frozenset({type(None), bool, int, float, complex, type(Ellipsis), type(NotImplemented)})
+_NUMPY_SCALARS = (np.number, np.bool_)
 _LONG_STR = 200
 _HEAPTYPE = 1 << 9
 _DESCRIPTORS = frozenset({types.MethodDescriptorType, types.WrapperDescriptorType,
@@ -88,13 +89,24 @@ class Summary:
         return self.text
 
     def __dcgraph_abbrev__(self) -> str:
+        """As ``views.values.abbrev`` writes the value: arrays with shape, dtype, head."""
         if self.shape is not None:
             shape = ", ".join(map(str, self.shape))
             head = "" if self.head is None else " [" + ", ".join(
-                format(x, ".4g") if isinstance(x, float) else str(x) for x in self.head) + \
-                (", …]" if int(np.prod(self.shape)) > 3 else "]")
+                _number(x) for x in self.head) + (
+                ", …]" if int(np.prod(self.shape)) > 3 else "]")
             return f"ndarray({shape}) {self.dtype}{head}"
         return self.text
+
+    def __dcgraph_type_name__(self) -> str:
+        return self.type.__name__
+
+
+def _number(x) -> str:
+    if isinstance(x, float):
+        text = format(x, ".4g")
+        return text if any(c in text for c in ".einn") else text + ".0"
+    return str(x)
 
 
 def long_lived(value) -> bool:
@@ -135,6 +147,8 @@ class SummaryLog(list):
             return value
         if t is tuple:
             return tuple(self.summarise(v) for v in value)
+        if isinstance(value, _NUMPY_SCALARS):
+            return value                 # no finalizer, no weak references: as an int
         if long_lived(value):
             return value
         if t is types.MethodType:
