@@ -128,6 +128,8 @@ class Run:
         self.levels.append(self.level_class(self, 0))     # the root's, always needed
         self.next_depth = 0
         self.unsupported: dict = {}     # code -> reason it was not instrumented
+        # class -> its constructor (``classes.constructor``); none kept for a summary log
+        self.constructors: dict | None = {} if log is None else None
 
     def close(self) -> None:
         """The run is over (no instrumented frame of it can call its hooks again): drop the
@@ -136,6 +138,7 @@ class Run:
             level.hook_method = None
         self.levels.clear()
         self.shared_memo = None         # the memo keeps the callables it saw alive
+        self.constructors = {} if not self.summary else None
 
     def level(self, depth: int) -> Level:
         levels = self.levels
@@ -166,7 +169,7 @@ class Run:
     def traced_object_call(self, f, level: Level):
         """Trace a user class's construction or a callable object's ``__call__``
         (``classes.traced_target``), or None (primitive)."""
-        fn = traced_target(f)
+        fn = traced_target(f, self.constructors)
         if fn is None or self.ctx.is_primitive(fn, level.depth + 1):
             return None
         traced = self.instrumented_function(fn)

@@ -35,6 +35,8 @@ __all__ = ["Summary", "SummaryLog", "SummaryTapeError", "require_values", "VALUE
 VALUE_MODES = ("keep", "summary")
 _ATOMS = frozenset({type(None), bool, int, float, complex, type(Ellipsis), type(NotImplemented)})
 _NUMPY_SCALARS = (np.number, np.bool_)
+# types whose repr is short and calls no user code
+_OWN_REPR = frozenset({range, slice, np.dtype, type, types.CodeType, types.CellType})
 _LONG_STR = 200
 _HEAPTYPE = 1 << 9
 _DESCRIPTORS = frozenset({types.MethodDescriptorType, types.WrapperDescriptorType,
@@ -57,12 +59,14 @@ class Summary:
     logged; views show ``__dcgraph_abbrev__``. A summary of a callable carries its
     ``__name__``/``__qualname__`` (and a bound method's ``__self__``, as a summary)."""
 
-    __slots__ = ("type", "shape", "dtype", "text", "head", "length", "__name__",
+    __slots__ = ("_type", "type_name", "shape", "dtype", "text", "head", "length", "__name__",
                  "__qualname__", "__self__", "__weakref__")
 
     def __init__(self, value):
         t = type(value)
-        self.type, self.shape, self.dtype, self.head, self.length = t, None, None, None, None
+        self._type = weakref.ref(t) if t.__flags__ & _HEAPTYPE else t   # a class may go too
+        self.type_name, self.shape, self.dtype, self.head, self.length = \
+            t.__name__, None, None, None, None
         if t is np.ndarray:
             self.shape, self.dtype = value.shape, value.dtype
             self.head = value.flat[:3].tolist() if value.dtype.kind in "biuf" else None
@@ -76,14 +80,22 @@ class Summary:
                 self.text = f"{t.__name__}({', '.join(short_repr(a, 30) for a in value.args if type(a) in _ATOMS or type(a) is str)})"
             else:                                # never a user's ``__repr__`` while it runs
                 self.text = f"<{t.__qualname__} object>"
-        else:
+        elif t in _OWN_REPR or t in _DESCRIPTORS or t in _NAMED:
             self.text = short_repr(value)
+        else:                                    # a C type's repr may call the items' reprs
+            self.text = f"<{t.__name__} object>"
         name = getattr(value, "__name__", None) if isinstance(value, _NAMED) else None
         if isinstance(name, str):
             self.__name__ = name
             qualname = getattr(value, "__qualname__", None)
             self.__qualname__ = qualname if isinstance(qualname, str) else name
             self.text = f"<{t.__name__} {self.__qualname__}>"
+
+    @property
+    def type(self):
+        """The value's type (None once a class made by the program was collected)."""
+        t = self._type
+        return t if type(t) is not weakref.ReferenceType else t()
 
     def __repr__(self):
         return self.text
@@ -99,7 +111,7 @@ class Summary:
         return self.text
 
     def __dcgraph_type_name__(self) -> str:
-        return self.type.__name__
+        return self.type_name
 
 
 def _number(x) -> str:
