@@ -138,15 +138,16 @@ def long_lived(value) -> bool:
 class SummaryLog(list):
     """The event log of a ``values="summary"`` run: ``append`` logs ``summarise(value)``."""
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_seen", "_kept")
 
     def __init__(self):
         super().__init__()
         self._seen: dict = {}      # id(object) -> (weak reference, its Summary)
+        self._kept: dict = {}      # id(long-lived callable) -> it (kept by the log anyway)
 
     def append(self, value) -> None:
         t = type(value)
-        if t in MARK_TYPES or t in _ATOMS:
+        if t in MARK_TYPES or t in _ATOMS or self._kept.get(id(value)) is value:
             list.append(self, value)
         else:
             list.append(self, self.summarise(value))
@@ -162,6 +163,7 @@ class SummaryLog(list):
         if isinstance(value, _NUMPY_SCALARS):
             return value                 # no finalizer, no weak references: as an int
         if long_lived(value):
+            self._kept[id(value)] = value
             return value
         if t is types.MethodType:
             if long_lived(value.__func__):
@@ -182,7 +184,7 @@ class SummaryLog(list):
 
     def forget(self) -> None:
         """The run is over: drop the table of live objects (the summaries stay in the log)."""
-        self._seen = {}
+        self._seen, self._kept = {}, {}
 
 
 def value_type(value) -> type:
