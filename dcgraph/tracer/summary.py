@@ -43,8 +43,6 @@ _DESCRIPTORS = frozenset({types.MethodDescriptorType, types.WrapperDescriptorTyp
                           types.ClassMethodDescriptorType, types.GetSetDescriptorType,
                           types.MemberDescriptorType, types.ModuleType, np.ufunc,
                           type(np.sum)})
-
-
 _NAMED = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
           types.MethodWrapperType)
 
@@ -76,8 +74,10 @@ class Summary:
             self.text = (short_repr(value) if t in (bytes, str) and len(value) <= _LONG_STR
                          else f"<{t.__name__} of length {len(value)}>")
         elif t.__flags__ & _HEAPTYPE or isinstance(value, BaseException):
-            if isinstance(value, BaseException):   # builtin exceptions, args of atoms only
-                self.text = f"{t.__name__}({', '.join(short_repr(a, 30) for a in value.args if type(a) in _ATOMS or type(a) is str)})"
+            if isinstance(value, BaseException):   # its name; arguments but atoms as "…"
+                args = [short_repr(a, 30) if type(a) in _ATOMS or type(a) is str else "…"
+                        for a in BaseException.args.__get__(value)]
+                self.text = f"{t.__name__}({', '.join(args)})"
             else:                                # never a user's ``__repr__`` while it runs
                 self.text = f"<{t.__qualname__} object>"
         elif t in _OWN_REPR or t in _DESCRIPTORS or t in _NAMED:

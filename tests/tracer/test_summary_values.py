@@ -266,3 +266,26 @@ def test_consumers_that_need_values_refuse_a_summary_tape():
 def test_values_must_be_keep_or_summary():
     with pytest.raises(ValueError, match=r"values must be one of \('keep', 'summary'\), got 'all'"):
         dcgraph.track(abs, -1, values="all")
+
+
+# -- the summary log -------------------------------------------------------------------------
+def test_the_summary_log_keeps_identity_while_an_object_lives_and_no_reference():
+    from dcgraph.tracer.summary import SummaryLog
+
+    log = SummaryLog()
+    first = Noted("x", [])
+    log.append(first)
+    log.append((first, 2, "s"))
+    log.append(len)                               # a long-lived callable is kept as it is
+    log.append([1, 2, 3])
+    assert log[1][0] is log[0] and log[1][1:] == (2, "s") and log[2] is len
+    assert repr(log[0]) == "<Noted object>" and log[0].type is Noted
+    assert repr(log[3]) == "<list of length 3>" and log[3].length == 3
+    watch = weakref.ref(first)
+    del first
+    assert watch() is None                        # the log held no reference
+    second = Noted("y", [])
+    log.append(second)
+    assert log[-1] is not log[0]                  # a new object, even at a reused address
+    log.append(np.arange(5.0))
+    assert log[-1].__dcgraph_abbrev__() == "ndarray(5) float64 [0.0, 1.0, 2.0, …]"
