@@ -88,25 +88,35 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=15)
     opts = parser.parse_args(argv)
     print(f"CPython {platform.python_version()}, numpy {np.__version__}")
-    print(f"{'case':30s} {'plain':>10s} {'track':>8s} {'track+tape':>11s} {'settrace':>9s}")
+    print(f"{'case':30s} {'plain':>10s} {'track':>8s} {'track+tape':>11s} {'settrace':>9s} "
+          f"{'summary':>8s} {'build/node':>11s}")
     for name, f, make_args, number in cases():
         # Each variant gets its own arguments: a seeded generator per variant makes every
         # variant draw the same sequence over the same number of calls.
-        a, b, c, d = make_args(), make_args(), make_args(), make_args()
-        timings = {"plain": [], "track": [], "tape": [], "settrace": []}
+        a, b, c, d, e = make_args(), make_args(), make_args(), make_args(), make_args()
+        timings = {"plain": [], "track": [], "tape": [], "settrace": [], "summary": []}
         runs = {
             "plain": lambda: f(*a),
             "track": lambda: dcgraph.track(f, *b),
             "tape": lambda: len(dcgraph.track(f, *c)[1].nodes),
             "settrace": lambda: settrace_call(f, d),
+            "summary": lambda: dcgraph.track(f, *e, values="summary"),
         }
         for _ in range(opts.rounds):
             for key, run in runs.items():
                 timings[key].append(best(run, number))
         plain = min(timings["plain"])
         ratio = {k: min(v) / plain for k, v in timings.items()}
+        nodes = _count_nodes(f, make_args())
+        build = (min(timings["tape"]) - min(timings["track"])) / nodes
         print(f"{name:30s} {plain * 1e6:8.1f}us {ratio['track']:7.2f}x {ratio['tape']:10.1f}x "
-              f"{ratio['settrace']:8.1f}x")
+              f"{ratio['settrace']:8.1f}x {ratio['summary']:7.2f}x {build * 1e6:8.2f}us")
+
+
+def _count_nodes(f, args) -> int:
+    """All nodes of the tape, its nested tapes' included."""
+    _, tape = dcgraph.track(f, *args)
+    return sum(1 for _ in tape.walk())
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from types import FunctionType
 import numpy as np
 
 from ..tracer.ops import out_position
+from ..tracer.summary import require_values
 from ..tape import Argument, Constant, NestedCall, Phi, PrimitiveCall, Return
 from .dunders import DUNDERS, pull_through_python, python_operator
 from .registry import RULES, MissingRuleError, load_deferred, lookup, primitive_name
@@ -54,6 +55,7 @@ class Sweep:
     through array or container arguments."""
 
     def __init__(self, root, wrt=None):
+        require_values(root, "the backward pass (grad, vjp, backward)")
         self.root = root
         self.adj: dict = {}
         self.wrt = wrt

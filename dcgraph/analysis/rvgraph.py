@@ -15,6 +15,7 @@ import numpy as np
 
 from . import random_primitives as registry
 from ..tape import Node, PrimitiveCall, Tape
+from ..tracer.summary import require_values
 from .addresses import Addresser, callable_name, site_of_node
 from .dependence import Dependence, walk_skipping_sources
 
@@ -202,6 +203,7 @@ def random_variables(tape: Tape, observed: Iterable[str] = ()) -> RandomVariable
     default context also works (their nested calls are read as one choice each). ``observed``
     lists addresses to mark observed (besides ``node.meta['observed']``).
     """
+    require_values(tape, "random_variables")
     observed = set(observed)
     dep = Dependence(tape, choice_parameters)
     addresser = Addresser()

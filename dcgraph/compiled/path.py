@@ -15,6 +15,7 @@ import re
 from .forward import PathCode
 from .plan import NO_VALUE, plan
 from .support import GuardFailed, check_supported, where
+from ..tracer.summary import require_values
 
 __all__ = ["compile_path", "CompiledPath"]
 
@@ -49,8 +50,10 @@ def compile_path(tape, args=(), kwargs=None, f=None, backward=None, runtime=None
     ``PathCode`` subclass writing a backward pass, built as ``backward(tape, plan, lengths,
     runtime, **options)`` (None: forward only); ``runtime``: extra names the code may call;
     ``cls``: the ``CompiledPath`` subclass returned (built from source, namespace, nodes).
-    Raises ``NotCompilable`` (its message is the reason) for tapes outside the supported subset.
+    Raises ``NotCompilable`` (its message is the reason) for tapes outside the supported subset,
+    ``SummaryTapeError`` for a tape recorded with ``values="summary"``.
     """
+    require_values(tape, "compiled replay (compile_path)")
     lengths = check_supported(tape)
     kwargs = kwargs or {}
     where_from = plan(tape, tape.fn if f is None else f, len(args), tuple(kwargs))

@@ -252,6 +252,7 @@ class Tape(TapeViews):
     """
 
     untraced = MappingProxyType({})   # replaced on root tapes by track
+    values = "keep"    # "summary" on a root tape whose nodes hold ``Summary``s, not values
 
     def __init__(self, code=None, fn=None, parent: NestedCall | None = None):
         self.code, self.fn, self.parent = code, fn, parent

@@ -15,17 +15,17 @@ function's tape (``self`` of ``__call__`` is the node that held the instance).
 from __future__ import annotations
 
 import types
-import weakref
 
 __all__ = ["traced_target", "constructor", "call_method", "instance_self"]
 
 _FUNCTION = types.FunctionType
-_constructors: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def constructor(cls):
-    """A Python function equivalent to calling ``cls`` (made once per class)."""
-    made = _constructors.get(cls)
+def constructor(cls, made_for: dict | None):
+    """A Python function equivalent to calling ``cls``, made once per class and kept in
+    ``made_for`` (one ``track`` run's table: the function holds ``cls``, so a table that
+    outlived the run would keep every class it saw alive; None: made per call, kept nowhere)."""
+    made = made_for.get(cls) if made_for is not None else None
     if made is None:
         new = object.__new__
 
@@ -37,7 +37,9 @@ def constructor(cls):
         construct.__qualname__ = cls.__qualname__
         construct.__name__ = cls.__name__
         construct.__module__ = cls.__module__
-        _constructors[cls] = made = construct
+        made = construct
+        if made_for is not None:
+            made_for[cls] = made
     return made
 
 
@@ -56,11 +58,12 @@ def call_method(obj):
     return method if type(method) is _FUNCTION else None
 
 
-def traced_target(f):
+def traced_target(f, constructors: dict | None):
     """The Python function to trace for a call of ``f`` (a class or a callable object), or
-    None to record it as a primitive. The caller checks the context's policy on it."""
+    None to record it as a primitive (``constructors``: see ``constructor``). The caller checks
+    the context's policy on it."""
     if isinstance(f, type):
-        return constructor(f) if _plain_class(f) else None
+        return constructor(f, constructors) if _plain_class(f) else None
     return call_method(f)
 
 

@@ -149,11 +149,12 @@ class SubstitutingLevel(Level):
 class Run:
     """One ``track`` call: its log, context and per-depth decisions."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, log: list | None = None):
         self.ctx = ctx
+        self.summary = log is not None  # a ``summary.SummaryLog``: memoise long-lived only
         self.shared_memo = {} if not ctx.depth_dependent else None
         self.level_class = SubstitutingLevel if ctx.substitutes() else Level
-        self.log: list = []
+        self.log: list = log if log is not None else []
         self.levels: list[Level] = []
         self.levels.append(self.level_class(self, 0))     # the root's, always needed
         self.next_depth = 0
@@ -162,6 +163,8 @@ class Run:
         self.live_generators: set = set()   # id(frame) of those started here and logging
         self.closed = False
         self.log_end = None             # len(log) at close: a generator resumed later logs past it
+        # class -> its constructor (``classes.constructor``); none kept for a summary log
+        self.constructors: dict | None = {} if log is None else None
 
     def close(self) -> None:
         """The run is over: drop the levels, which refer back to the run, so the run is freed
@@ -174,6 +177,8 @@ class Run:
             level.hook_method = None
             level.memo_get = _no_entry
         self.levels.clear()
+        self.shared_memo = None         # the memo keeps the callables it saw alive
+        self.constructors = {} if not self.summary else None
 
     def level(self, depth: int) -> Level:
         levels = self.levels
@@ -191,20 +196,22 @@ class Run:
             if traced is not None:
                 if target is not f:
                     return types.MethodType(traced, f.__self__)
-                _remember(level.memo, f, traced)
+                if not self.summary or _long_lived(f):
+                    _remember(level.memo, f, traced)
                 return traced
         elif type(f) not in _C_CALLABLES and (f if isinstance(f, type) else type(f)).__flags__ \
                 & _HEAPTYPE:                             # a user class or a callable object
             traced = self.traced_object_call(f, level)
             if traced is not None:
                 return traced                            # not memoised: decided per call
-        _remember(level.memo, f, _PRIMITIVE)
+        if not self.summary or _long_lived(f):
+            _remember(level.memo, f, _PRIMITIVE)
         return f
 
     def traced_object_call(self, f, level: Level):
         """Trace a user class's construction or a callable object's ``__call__``
         (``classes.traced_target``), or None (primitive)."""
-        fn = traced_target(f)
+        fn = traced_target(f, self.constructors)
         if fn is None or self.ctx.is_primitive(fn, level.depth + 1):
             return None
         traced = self.instrumented_function(fn)
@@ -213,11 +220,13 @@ class Run:
         return traced if isinstance(f, type) else types.MethodType(traced, f)
 
     def instrumented_function(self, fn: types.FunctionType):
-        """A copy of ``fn`` running instrumented code, or None when it cannot be traced. Under
-        a depth-dependent context a generator stays primitive: its frames run at the depth
-        of whatever resumes them, not of the call that made it."""
+        """A copy of ``fn`` running instrumented code, or None when it cannot be traced. A
+        generator stays primitive under a depth-dependent context (its frames run at the depth
+        of whatever resumes them, not of the call that made it) and in a summary run (its
+        frame is its identity in the log, which a summary log must not keep alive)."""
         copy = instrumented_copy(fn, self.unsupported)
-        if copy is not None and self.ctx.depth_dependent and fn.__code__.co_flags & 0x20:
+        if copy is not None and fn.__code__.co_flags & 0x20 and (
+                self.ctx.depth_dependent or self.summary):
             return None
         return copy
 
@@ -274,6 +283,11 @@ def _forget(key: int, ref, copies: dict = _copies) -> None:
 def _instrument(code):
     from .instrument import instrument
     return instrument(code)
+
+
+def _long_lived(f) -> bool:
+    from .summary import long_lived
+    return long_lived(f)
 
 
 def _discard(_value):

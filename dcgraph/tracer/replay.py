@@ -29,6 +29,7 @@ import numpy as np
 from . import ops
 from .aliasing import ArrayAliasing, flat_write_target, possible_writes
 from .classes import instance_self
+from .summary import SummaryLog, value_type
 
 ndarray = np.ndarray
 _RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send,
@@ -59,6 +60,8 @@ class Replay:
         self.generators: dict = {}     # id(generator frame object) -> GeneratorState
         self.current: Frame | None = None   # the frame being replayed (reads the log)
         self.resumed = None            # the segment that last yielded (``generators``)
+
+        self.summary = isinstance(log, SummaryLog)   # values="summary": no identity for lists
 
     # -- events ------------------------------------------------------------------------------
     def take(self):
@@ -475,7 +478,7 @@ class Frame:
         if owner is obj.value and not isinstance(owner, types.ModuleType):
             if type(f) is types.MethodType:
                 return f.__func__, None, True, [obj] + args
-            descriptor = getattr(type(owner), callee.name, None)
+            descriptor = getattr(value_type(owner), callee.name, None)
             if descriptor is not None and callable(descriptor) and not isinstance(owner, type):
                 return descriptor, None, True, [obj] + args
         if isinstance(obj.value, types.ModuleType):
@@ -520,6 +523,10 @@ class Frame:
             if type(ret) is Return:    # it returned, and the caller was interrupted at once
                 node.value = node.result = ret.value
             raise
+        if self.r.summary:             # the same object: one summary (a list's are fresh)
+            ret = frame.tape.returned
+            if type(ret) is Return:
+                value = ret.value
         node.value = node.result = value
         self.stack.append(node)
 

@@ -10,6 +10,7 @@ from .recorder import EntryMark, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .screen import screen
+from .summary import VALUE_MODES, SummaryLog
 from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 
 __all__ = ["track"]
@@ -18,7 +19,7 @@ _DEFAULT_CONTEXT = Context()   # the default policy holds no state
 _GENERATOR = 0x20              # CO_GENERATOR
 
 
-def track(f, *args, ctx: Context | None = None, **kwargs):
+def track(f, *args, ctx: Context | None = None, values: str = "keep", **kwargs):
     """Run ``f(*args, **kwargs)`` recording a control-flow tape; return ``(result, tape)``.
 
     The tape's nodes are built from the run's event log on first access. An exception raised by
@@ -26,9 +27,17 @@ def track(f, *args, ctx: Context | None = None, **kwargs):
     Tracing never changes what ``f`` does; calls the context does not trace are recorded as
     primitive calls. On an interpreter whose bytecode the tracer does not know it raises
     ``UnsupportedPython`` (naming the running and the supported versions) before running ``f``.
+
+    ``values="keep"`` (default): nodes hold the values by reference, so every object the run
+    produced lives as long as the tape. ``values="summary"``: the log keeps a ``Summary`` of
+    each value (type, shape, dtype, short repr) and no reference, so objects live as in the
+    untraced run; consumers that compute with values refuse such a tape (``summary``).
     """
     check_supported()
-    run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT)
+    if values not in VALUE_MODES:
+        raise ValueError(f"track: values must be one of {VALUE_MODES}, got {values!r}")
+    log = SummaryLog() if values == "summary" else None
+    run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT, log)
     target = f.__func__ if type(f) is types.MethodType else f
     traced = None
     if type(target) is types.FunctionType and not target.__code__.co_flags & _GENERATOR \
@@ -48,12 +57,19 @@ def track(f, *args, ctx: Context | None = None, **kwargs):
             filters.restore()
         state.run = previous
         run.close()
-        _attach(exc, _tape(run, f, traced, args, kwargs, exc, None, True))
+        if log is not None:
+            args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
+            _attach(exc, _tape(run, f, traced, args, kwargs, log.summarise(exc), None, True))
+        else:
+            _attach(exc, _tape(run, f, traced, args, kwargs, exc, None, True))
         raise
     if filters is not None:
         filters.restore()
     state.run = previous
     run.close()
+    if log is not None:
+        args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
+        return result, _tape(run, f, traced, args, kwargs, None, log.summarise(result), False)
     return result, _tape(run, f, traced, args, kwargs, None, result, False)
 
 
@@ -78,6 +94,10 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
     tape = Tape(getattr(target, "__code__", None), target)
     tape.result, tape.raised = (exc if raised else result), raised
     tape.untraced = run.unsupported
+    if run.summary:
+        tape.values = "summary"
+        f = tape.fn = run.log.summarise(f)
+        run.log.forget()
     if traced is None:
         _primitive_root(tape, f, args, kwargs, exc, result, raised)
         return tape

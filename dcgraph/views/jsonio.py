@@ -76,7 +76,9 @@ def encode_value(value, max_array: int = 10_000):
         return {"array": value.tolist(), "dtype": str(value.dtype), "shape": list(value.shape)}
     if isinstance(value, SavedValue):
         return {"repr": value.text, "type": value.type_name, "abbrev": value.abbrev}
-    return {"repr": full_text(value), "type": type(value).__name__, "abbrev": abbrev(value, 60)}
+    named = getattr(type(value), "__dcgraph_type_name__", None)   # a tracer ``Summary``
+    name = named(value) if callable(named) else type(value).__name__
+    return {"repr": full_text(value), "type": name, "abbrev": abbrev(value, 60)}
 
 
 def decode_value(data):

@@ -4,7 +4,8 @@
 
 ``--dcgraph-track`` runs each test function's body (with its fixtures as arguments) through
 ``dcgraph.track``; ``--dcgraph-lint`` also builds and lints every tape (a lint failure fails
-the test); ``--dcgraph-outcomes F`` writes ``{test id: outcome}`` as JSON at the end, so that a
+the test); ``--dcgraph-values summary`` traces with ``values="summary"``;
+``--dcgraph-outcomes F`` writes ``{test id: outcome}`` as JSON at the end, so that a
 plain run and a traced run can be compared (``test_rel_corpus.py``).
 """
 from __future__ import annotations
@@ -20,6 +21,8 @@ def pytest_addoption(parser):
     group.addoption("--dcgraph-track", action="store_true", help="trace each test body")
     group.addoption("--dcgraph-lint", action="store_true", help="build and lint every tape")
     group.addoption("--dcgraph-outcomes", default=None, help="write test outcomes to this file")
+    group.addoption("--dcgraph-values", default="keep", choices=("keep", "summary"),
+                    help="track(..., values=...): 'summary' keeps no object alive")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -34,7 +37,7 @@ def pytest_pyfunc_call(pyfuncitem):
     args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
     lint = config.getoption("--dcgraph-lint")
     try:
-        _, tape = dcgraph.track(fn, **args)
+        _, tape = dcgraph.track(fn, values=config.getoption("--dcgraph-values"), **args)
     except BaseException as exc:
         tape = getattr(exc, "tape", None)
         if lint and isinstance(tape, dcgraph.Tape):

@@ -25,22 +25,29 @@ CORPUS = [
                                 ("paths", "parser", "blas", "input", "sharing")], 290,
                  id="opt_einsum", marks=pytest.mark.slow),
 ]
-# Known to differ until tracing can drop values as the program does (issue 17 part 2,
-# ``track(..., values="summary")``): these tests assert that objects are collected (networkx
-# graphs by gc.get_objects(), opt_einsum's weakref cache of intermediates).
+# Known to differ with the default ``values="keep"`` (the tape keeps every value alive): these
+# tests assert that objects are collected (networkx graphs by gc.get_objects(), opt_einsum's
+# weakref cache of intermediates). With ``values="summary"`` they pass
+# (``test_lifetime_tests_pass_with_summary_values``).
 KNOWN_LIFETIME = ("::test_memory_leak", "test_sharing.py::test_sharing_nesting[")
+LIFETIME_CORPUS = [
+    pytest.param("networkx", ["classes"], "test_memory_leak", 12, id="networkx-classes"),
+    pytest.param("opt_einsum", ["tests/test_sharing.py"], "test_sharing_nesting", 2,
+                 id="opt_einsum-sharing"),
+]
 
 
-def _outcomes(tmp_path: Path, root: Path, paths: list, traced: bool) -> dict:
+def _outcomes(tmp_path: Path, root: Path, paths: list, traced: bool, extra=()) -> dict:
     out = tmp_path / ("traced.json" if traced else "plain.json")
     ini = tmp_path / "empty.ini"
     ini.write_text("[pytest]\n")
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "corpus_plugin", "-p", "no:cacheprovider",
            "-c", str(ini), f"--rootdir={root}", "--dcgraph-outcomes", str(out)]
-    cmd += [str(root / p) for p in paths]
+    cmd += [str(root / p) for p in paths] + list(extra)
     if traced:
         cmd += ["--dcgraph-track", "--dcgraph-lint"]
-    env = {"PYTHONPATH": str(HERE), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {"PYTHONPATH": f"{HERE}:{HERE.parent.parent}",   # the plugin; this checkout's dcgraph
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=3000)
     return json.loads(out.read_text())
 
@@ -59,3 +66,19 @@ def test_outcomes_equal_the_plain_run(tmp_path, package, paths, at_least):
               and not any(known in k for known in KNOWN_LIFETIME)}
     assert differ == {}
     assert set(traced) == set(plain)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("package, paths, selected, count", LIFETIME_CORPUS)
+def test_lifetime_tests_pass_with_summary_values(tmp_path, package, paths, selected, count):
+    """The known lifetime failures pass when traced with ``values="summary"``."""
+    spec = importlib.util.find_spec(package)
+    if spec is None:
+        pytest.skip(f"{package} is not installed")
+    root = Path(spec.origin).parent
+    extra = ["-k", selected]
+    plain = _outcomes(tmp_path, root, paths, traced=False, extra=extra)
+    summary = _outcomes(tmp_path, root, paths, traced=True,
+                        extra=extra + ["--dcgraph-values", "summary"])
+    assert sum(o == "passed" for o in plain.values()) == count
+    assert summary == plain
