@@ -13,6 +13,7 @@ import threading
 import types
 
 from bytecode import Bytecode, Instr, TryBegin
+from bytecode.instr import InstrLocation
 
 from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, enter, enter_generator,
                         resumed)
@@ -38,6 +39,9 @@ class Op:
         return f"{self.name} {self.arg!r}"
 
 _HIDDEN = 2          # stack slots under the frame's own values: hook, append
+# the prologue has no line: a user's ``sys.settrace`` sees no line event for it (a line would
+# be the ``def`` line, which the untraced frame never reports)
+_NO_LINE = InstrLocation(None, None, None, None)
 _lock = threading.Lock()
 _cache: dict = {}     # id(code) -> CodeInfo, oldest first
 _CACHE_BOUND = 4096   # entries kept (an evicted code object is analysed again if it recurs)
@@ -305,7 +309,7 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
         name = ins.name
         if name == "RESUME" and not resumed:
             resumed = True
-            out += _prologue(info, loc)
+            out += _prologue(info, _NO_LINE)
         elif name == "RESUME" and info.generator:
             out += _resumed(s.depth_before[i], info, loc)
         kind = info.probe[i]
