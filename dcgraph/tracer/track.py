@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import types
 
+from .collector import collector_paused
 from .context import Context
 from .instrument.versions import check_supported
 from .recorder import EntryMark, Run
@@ -109,7 +110,13 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
 
 def _build(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> None:
     """Replay the run's log into ``tape`` (called once, by ``Tape.nodes``). The replay keeps
-    its own stack of frames: it changes nothing process-wide (no recursion limit)."""
+    its own stack of frames (no recursion limit) and runs with the cyclic collector paused
+    (``collector.collector_paused``: restored afterwards, overlapping builds counted)."""
+    with collector_paused():
+        _replay_into(tape, run, f, args, kwargs, exc, result, raised)
+
+
+def _replay_into(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> None:
     log = run.log      # past log_end: a generator of this run resumed after it ended
     if run.log_end is not None and run.log_end != len(log):
         log = log[:run.log_end]

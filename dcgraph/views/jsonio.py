@@ -41,16 +41,15 @@ modules already imported become ``SavedFunction``, ``repr`` values ``SavedValue`
 """
 from __future__ import annotations
 
-import gc
 import json
 import os
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from ..tape import (Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Raise,
                     Return, Tape)
+from ..tracer.collector import collector_paused
 from .saved import SavedLocation, SavedValue, describe_function, resolve_function
 from .jsoncheck import check_document, check_dtype, is_json_text
 from .values import abbrev, full_text
@@ -233,17 +232,10 @@ class _Writer:
                 "tapes": tapes}
 
 
-@contextmanager
 def _no_gc():
     """Pause the cyclic garbage collector: building or parsing ~10^6 small objects otherwise
     triggers collections that scan every live node (several times slower on large tapes)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    return collector_paused()
 
 
 def to_json(tape: Tape, path: str | os.PathLike | None = None, indent: int | None = None,
