@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 
 from . import py312
+from ..naming import bind
 from .semantics311 import H as _H311, NULL, Placeholder, registrar
 from .semantics311_flow import conditional_jump
 from ...tape.nodes import Node
@@ -49,7 +50,7 @@ def _store_fast(f, ins, i):
         f.locals.pop(ins.arg, None)
     else:
         f.locals[ins.arg] = value
-        f.bind(value, ins.arg)
+        bind(f.tape, value, ins.arg)
 
 
 @handles("RETURN_CONST")
