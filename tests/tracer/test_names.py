@@ -315,3 +315,13 @@ def test_names_on_arrays_and_json_of_a_multi_name_node():
     assert arr.names == ("z", "out")
     again = dcgraph.Tape.from_json(tape.to_json())
     assert [n.names for n in again.find(name="z")] == [("z", "out")]
+
+
+def test_lint_refuses_malformed_names():
+    _, tape = track(chained, 1.5)
+    tape[1].names = ("a", "a")
+    with pytest.raises(dcgraph.tape.LintError, match=r"chained @1 .*names must be a tuple"):
+        tape.lint()
+    tape[1].names = ["a"]
+    with pytest.raises(dcgraph.tape.LintError, match="names must be"):
+        tape.lint()
