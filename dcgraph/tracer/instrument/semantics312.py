@@ -9,7 +9,6 @@ from __future__ import annotations
 import operator
 
 from . import py312
-from ..naming import bind
 from .semantics311 import H as _H311, NULL, Placeholder, registrar
 from .semantics311_flow import conditional_jump
 from ...tape.nodes import Node
@@ -50,7 +49,8 @@ def _store_fast(f, ins, i):
         f.locals.pop(ins.arg, None)
     else:
         f.locals[ins.arg] = value
-        bind(f.tape, value, ins.arg)
+        if getattr(value, "tape", None) is f.tape and ins.arg not in value.names:
+            value.names += (ins.arg,)   # ``naming.bind``, inlined: the most frequent store
 
 
 @handles("RETURN_CONST")
