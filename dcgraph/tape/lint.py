@@ -68,6 +68,8 @@ class _Lint:
                 _fail(tape, n, f"index/tape mismatch (position {i})")
             for j, r in enumerate(n.inputs):
                 reference(tape, n, r, f"input {j}", i)
+            if n.names and not _names_ok(n.names):
+                _fail(tape, n, f"names must be a tuple of distinct strings: {n.names!r:.80}")
             t = type(n)
             if t is PrimitiveCall:
                 if n.mutates is not None and n.value is not n.mutates:
@@ -137,6 +139,11 @@ class _Lint:
 
 _ABSENT = object()
 _CO_GENERATOR = 0x20
+
+
+def _names_ok(names) -> bool:
+    return type(names) is tuple and all(type(x) is str for x in names) \
+        and len(set(names)) == len(names)
 
 
 def lint_tape(root: Tape) -> None:

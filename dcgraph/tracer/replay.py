@@ -169,27 +169,6 @@ def _owner_node(fn_node, owner):
     return None
 
 
-def _path_of(node, frame_locals: dict, depth: int = 8):
-    """The name an attribute store's object goes by: its first name, else a local holding the
-    same object (a write makes the object's latest version the input, not the named node),
-    else ``path.attr`` of the ``getattr`` it was read by (up to ``depth`` deep), else None."""
-    names = getattr(node, "names", None)
-    if names:
-        return names[0]
-    value = getattr(node, "value", None)
-    if value is None:
-        return None
-    for name, held in frame_locals.items():
-        if getattr(held, "value", None) is value:
-            return name
-    if depth and type(node) is PrimitiveCall and node.fn is getattr and len(node.args) == 2 \
-            and type(node.args[1]) is Constant and type(node.args[1].value) is str:
-        base = _path_of(node.args[0], frame_locals, depth - 1)
-        if base is not None:
-            return f"{base}.{node.args[1].value}"
-    return None
-
-
 def _mutated_node(fn, args, kwargs):
     """The argument node a call of ``fn`` mutates in place, if any (a ufunc's ``out=`` too)."""
     k = ops.mutated_argument(fn)
@@ -279,18 +258,6 @@ class Frame:
         self.r.versions[id(container)] = node
         if type(container) is ndarray:
             self.r.aliasing.written(node, container)
-
-    def bind(self, node, name: str) -> None:
-        """The frame stored ``node`` under ``name``: named when it is a node of this tape."""
-        if getattr(node, "tape", None) is self.tape and name not in node.names:
-            node.names += (name,)
-
-    def bind_attribute(self, obj, attr: str, node) -> None:
-        """``obj.attr = node``: named ``obj.attr`` when the object has a name (``self.mu``),
-        or is itself an attribute of a named object (``self.a.b``)."""
-        path = _path_of(obj, self.locals)
-        if path is not None:
-            self.bind(node, f"{path}.{attr}")
 
     def constant(self, name, value, i: int | None) -> Constant:
         return self.add(Constant(name, value, self.loc(i) if i is not None else None))

@@ -68,9 +68,9 @@ def test_values_of_containers_mutated_later_are_marked_final():
     _, tape = dcgraph.track(_builds)
     lines = str(tape).splitlines()
     line = _builds.__code__.co_firstlineno + 1
-    assert lines[0] == f"@0: [L{line}] build_list() = [1] (final state, after @1)"
+    assert lines[0] == f"@0: [L{line}] zs = build_list() = [1] (final state, after @1)"
     assert lines[1] == f"@1: [L{line + 1}] @0.append(1) ⇒ [1]"
-    assert lines[2].startswith(f"@2: [L{line + 2}] zeros((2, 2)) = ")
+    assert lines[2].startswith(f"@2: [L{line + 2}] z = zeros((2, 2)) = ")
     assert lines[2].endswith("(final state, after @3)")
     assert "final state" not in lines[3]
 

@@ -92,7 +92,7 @@ def test_trace_accessors():
 TOP_TAPE = """\
 @0: Argument mu = 0.5
 @1: [L{l}] middle(@0) = <gen middle>(0.5)
-@2: [L{l}] call_site(@1, 'm') = 1.75
+@2: [L{l}] m = call_site(@1, 'm') = 1.75
 @3: [L{k}] normal(@2, 1.0) = normal(loc=1.75, scale=1.0)
 @4: [L{k}] choice_site(@3, 'obs') = 2.0
 @5: return @4 = 2.0"""

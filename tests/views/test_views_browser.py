@@ -89,6 +89,14 @@ def test_click_in_tree_crosses_calls_and_search_filters(browser, tmp_path):
         "return Array.from(document.querySelectorAll('.dc-tree li'))"
         ".filter(li => li.offsetParent !== null).map(li => li.querySelector('[data-id]').dataset.fn)")
     assert visible and all(fn == "push" for fn in visible)
+    search.clear()
+    search.send_keys("k")                # a variable's name: ``k = push(items, n)``
+    visible = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.dc-tree li'))"
+        ".filter(li => li.offsetParent !== null).map(li => li.querySelector('[data-id]').dataset.names)")
+    assert visible == ["k"]
+    search.clear()
+    search.send_keys(" ")                # clears the filter (``clear`` sends no input event)
     hover = browser.find_element("css selector", f'.dc-tree [data-id="{ids[id(target)]}"]')
     browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('mouseover', {bubbles: true}))",
                            hover)
