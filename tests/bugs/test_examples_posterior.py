@@ -17,9 +17,12 @@ from dcgraph.bugs.fit import sample
 from dcgraph.infer import mcse_mean
 
 FAST = {"rats": 200, "pumps": 300, "seeds": 250, "surgical": 300}
-# Heavy right tails: the published runs disagree on their sd by 10x (posterior.json notes), so
-# their median and 2.5% quantile are compared instead (within 0.1 published sd, or 4 MCSE).
-HEAVY_TAILED = {"magnesium": {"OR[2]", "OR[3]"}}
+# Heavy right tails whose published sd is not reproducible: magnesium's published runs disagree
+# on it by 10x (posterior.json notes); for oxford's sigma (published sd 0.0905 from an ESS of 332)
+# an independent NumPyro run (non-centred, 2 x 4000 draws, no divergences) gives sd 0.067, mean
+# 0.104 and median 0.087 (published median 0.0877), as we do. Their median and 2.5% quantile are
+# compared instead (within 0.1 published sd, or 4 MCSE).
+HEAVY_TAILED = {"magnesium": {"OR[2]", "OR[3]"}, "oxford": {"sigma"}}
 
 
 def published(name):
