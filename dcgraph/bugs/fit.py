@@ -1,7 +1,7 @@
 """``sample(model, ...)``: MCMC on a compiled BUGS model, draws named as in OpenBUGS.
 
-The kernel comes from ``samplers.assign`` (NUTS for the continuous parameters, exact
-enumeration Gibbs updates for discrete ones); each chain starts from
+The kernel comes from ``samplers.assign`` (conjugate updates where the graph allows, NUTS for the
+other continuous parameters, exact enumeration Gibbs updates for discrete ones); each chain starts from
 ``model.initial_values(chain)`` (its inits, the rest drawn from the prior). The result is a
 ``dcgraph.infer.SampleResult`` over the *monitored* nodes on their natural (constrained) scale:
 stochastic parameters, logical nodes (``sigma <- 1 / sqrt(tau)``) and missing data (``NA``)
@@ -43,9 +43,10 @@ def sample(model, chains: int = 4, draws: int = 1000, warmup: int = 1000, seed: 
     """Draw ``draws`` samples after ``warmup`` from each of ``chains`` chains of ``model``.
 
     ``monitor``: variable names (a list or ``"a,b"``) to record, default every stochastic
-    parameter; ``sampler``: ``"auto"``/``"nuts"`` or ``"slice"`` (see ``samplers.assign``);
+    parameter; ``sampler``: ``"auto"``, ``"nuts"`` or ``"slice"`` (see ``samplers.assign``);
     ``executor``: a ``concurrent.futures.Executor`` running the chains (default: this
-    process). Reproducible from ``seed``. The sampler assignment is ``result.assignment``.
+    process). Reproducible from ``seed``. The sampler assignment is ``result.samplers`` (also
+``result.assignment``), printed as NIMBLE's ``configureMCMC`` does.
     """
     from ..infer import sample as infer_sample
 

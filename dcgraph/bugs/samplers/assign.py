@@ -20,6 +20,7 @@ from ...infer import NUTS, ExactConditional, Gibbs, Slice
 from .blanket import NodeState
 from .conjugate import conjugacy
 from .discrete import EnumerationSampler
+from .interweave import Interweave, scale_groups
 from .nodes import EnumerationUpdate, NodeGibbs
 
 __all__ = ["Assignment", "assign", "SAMPLERS"]
@@ -106,4 +107,21 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
         kernel = blocks["continuous"][1]
     else:
         kernel = Gibbs(blocks)
+    in_rest = {i.node for p, _ in rest for i in _slot_of(model, p).part.instances}
+    groups = [(t, b) for t, b in scale_groups(state, updates) if all(n.id in in_rest for n in b)]
+    if groups:
+        kernel = Interweave(kernel, target, state, groups)
+        rows.append(("interweaving (log-scale slice)", tuple(
+            f"{t.name} with {_names(bs)}" for t, bs in groups)))
     return Assignment(tuple(rows), kernel)
+
+
+def _slot_of(model, p):
+    return model.slots[model.parameters.index(p)]
+
+
+def _names(nodes) -> str:
+    counts = {}
+    for n in nodes:
+        counts[n.var] = counts.get(n.var, 0) + 1
+    return ", ".join(f"{v} ({k} nodes)" if k > 1 else v for v, k in counts.items())

@@ -12,8 +12,9 @@ node ``n``:
   the log densities of ``blanket(n)``: the log full conditional of ``n`` up to a constant.
 
 ``terms`` counts the single-node log densities evaluated (the Gibbs tests count them per update).
-Truncated or censored nodes (``T(,)``, ``C(,)``, ``I(,)``) are not evaluated here: a blanket holding
-one is ``supported(n) == False`` and its node is left to the kernels over the whole model.
+Censored nodes (``C(,)``, ``I(,)``) have density zero outside their bounds; truncated ones (``T(,)``,
+renormalised) are not evaluated here: a blanket holding one is ``supported(n) == False`` and its
+node is left to the kernels over the whole model.
 """
 from __future__ import annotations
 
@@ -114,7 +115,9 @@ class NodeState:
         return [node] + self.children(node)
 
     def supported(self, node) -> bool:
-        return all(n.instance.statement.ast.bounds is None for n in self.blanket(node))
+        """No truncated (``T``) node in the blanket (``C``/``I`` bounds are indicators)."""
+        return all(n.instance.statement.ast.bounds is None or n.instance.statement.ast.bounds.kind
+                   != "T" for n in self.blanket(node))
 
     # -- evaluation --------------------------------------------------------------------------
     def params(self, node) -> list:
@@ -185,6 +188,13 @@ class NodeState:
         except Exception:            # an index out of range (mixtures), a singular matrix, ...
             return -np.inf
         value = float(np.sum(value))
+        bounds = st.bounds
+        if bounds is not None and value > -np.inf:           # C(lo, hi), I(lo, hi): indicators
+            x, env = self.get(node), node.instance.env
+            lo = self._closure(bounds.lower, env)() if bounds.lower is not None else -np.inf
+            hi = self._closure(bounds.upper, env)() if bounds.upper is not None else np.inf
+            if np.any(x < lo) or np.any(x > hi):
+                return -np.inf
         return value if value == value else -np.inf
 
     def blanket_logp(self, node) -> float:

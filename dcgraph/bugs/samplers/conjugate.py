@@ -70,7 +70,7 @@ def conjugacy(state, node):
     if (prior in _SCALAR_PRIORS) != (node.instance.target_shape == ()):
         return None
     children = state.children(node)
-    if not children or not state.supported(node):
+    if not children or any(c.instance.statement.ast.bounds is not None for c in children):
         return None
     dep = {node.id, *state._logicals[node.id]}
     families = set()
