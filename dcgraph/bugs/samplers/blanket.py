@@ -23,7 +23,8 @@ import numpy as np
 from .. import syntax as S
 from ..evaluate import BINARY, Evaluator
 from ..graph import _topological
-from ..templates import DISTRIBUTIONS, FUNCTIONS, LINKS, callable_of
+from ..functions import FUNCTIONS, LINKS
+from ..templates import DISTRIBUTIONS
 
 __all__ = ["NodeState"]
 
@@ -142,8 +143,7 @@ class NodeState:
         value = self._closure(st.expr, logical.instance.env)
         if st.link is None:
             return value
-        fn = FUNCTIONS[LINKS[st.link]]
-        link = callable_of(fn.params, fn.body)
+        link = FUNCTIONS[LINKS[st.link]].evaluate
         return lambda: link(value())
 
     def _closure(self, expr, env):
@@ -172,8 +172,7 @@ class NodeState:
             op, a, b = BINARY[expr.op], self._closure(expr.left, env), self._closure(expr.right, env)
             return lambda: op(a(), b())
         if isinstance(expr, S.Call) and expr.name in FUNCTIONS:
-            fn = FUNCTIONS[expr.name]
-            f, args = callable_of(fn.params, fn.body), [self._closure(x, env) for x in expr.args]
+            f, args = FUNCTIONS[expr.name].evaluate, [self._closure(x, env) for x in expr.args]
             return lambda: f(*[x() for x in args])
         return lambda: self.ev.value(expr, env)
 
