@@ -20,9 +20,8 @@ import weakref
 
 from .classes import traced_target
 
-__all__ = ["BlockMark", "EntryMark", "Run", "enter", "Missing"]
+__all__ = ["BlockMark", "EntryMark", "Run", "Missing"]
 
-_state = threading.local()
 
 
 class BlockMark:
@@ -57,6 +56,32 @@ class Missing(Exception):
     the instruction raised."""
 
 
+def _discard(_value):
+    return None
+
+
+def _identity(f):
+    return f
+
+
+class _Idle:
+    """``_state.run`` outside ``track``: instrumented code that runs anyway stays harmless."""
+
+    __slots__ = ()
+    pending = (_discard, _identity)
+
+
+class _State(threading.local):
+    """Per thread: the active run (its ``pending`` pair is what the next traced frame's
+    prologue takes, see ``Level.hook``)."""
+
+    run = _Idle()
+
+
+_state = _State()
+_new = object.__new__
+_TOO_DEEP = "first called within a few frames of the recursion limit: recorded as a primitive"
+
 _PRIMITIVE = object()   # memo value: the callable runs as it is
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
                         # extension types have none: their construction and calls run in C)
@@ -76,27 +101,49 @@ def _remember(memo: dict, f, decision) -> None:
 
 
 class Level:
-    """Decisions for calls made from traced frames at one call depth."""
+    """Decisions for calls made from traced frames at one call depth.
 
-    __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "append", "hook_method")
+    Neither the hook nor a traced frame's prologue calls Python code on their common path (the
+    prologue reads ``run.pending``, the pair ``(append, hook)`` the hook left for the callee, and
+    logs with ``append``; the hook makes the next level inline), so tracing takes no recursion
+    depth of its own beyond the hook's frame, which stands where the callee's frame will."""
+
+    __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "append", "hook_method",
+                 "pair", "child")
 
     def __init__(self, run: "Run", depth: int):
-        self.run, self.depth, self.child_depth = run, depth, depth + 1
+        self.run, self.depth, self.child_depth, self.child = run, depth, depth + 1, None
         self.memo = run.shared_memo if run.shared_memo is not None else {}
         self.memo_get = self.memo.get
         self.append = run.log.append
         self.hook_method = self.hook       # one bound method, handed to every frame
+        self.pair = (self.append, self.hook_method)
 
     def hook(self, f):
         """Log the callable; return it (primitive) or its instrumented copy (traced)."""
         self.append(f)
         run = self.run
-        run.next_depth = self.child_depth  # read by the callee's prologue if it is traced
+        child = self.child
+        if child is None:                # Level(run, depth + 1), spelled out: no deeper frame
+            child = self.child = _new(run.level_class)
+            child.run, child.depth, child.child_depth, child.child = \
+                run, self.child_depth, self.child_depth + 1, None
+            child.memo = run.shared_memo if run.shared_memo is not None else {}
+            child.memo_get, child.append = child.memo.get, self.append
+            child.hook_method = child.hook
+            child.pair = (child.append, child.hook_method)
+            run.levels.append(child)
+        run.pending = child.pair         # taken by the callee's prologue if it is traced
         entry = self.memo_get(id(f))
         if entry is f:
             return f                     # a primitive
         if type(entry) is not tuple or entry[0] is not f:
-            return run.decide(f, self)
+            try:
+                return run.decide(f, self)
+            except RecursionError:       # deciding needs frames the program has not got:
+                if type(f) is types.FunctionType:   # this call runs untraced, unmemoised
+                    run.unsupported[f.__code__] = _TOO_DEEP
+                return f
         copy = entry[1]
         if entry[2] is f.__code__ and copy.__defaults__ is f.__defaults__ \
                 and copy.__kwdefaults__ is f.__kwdefaults__:
@@ -125,7 +172,7 @@ class Run:
         self.log: list = []
         self.levels: list[Level] = []
         self.levels.append(self.level_class(self, 0))     # the root's, always needed
-        self.next_depth = 0
+        self.pending = self.levels[0].pair                # the root frame's (append, hook)
         self.unsupported: dict = {}     # code -> reason it was not instrumented
 
     def close(self) -> None:
@@ -139,6 +186,7 @@ class Run:
         levels = self.levels
         while len(levels) <= depth:
             levels.append(self.level_class(self, len(levels)))
+            levels[-2].child = levels[-1]
         return levels[depth]
 
     def decide(self, f, level: Level):
@@ -224,24 +272,3 @@ def _forget(key: int, ref) -> None:
 def _instrument(code):
     from .instrument import instrument
     return instrument(code)
-
-
-def _discard(_value):
-    return None
-
-
-def _identity(f):
-    return f
-
-
-def enter(mark: EntryMark, args: tuple):
-    """Called by every instrumented frame on entry: log the entry, return (append, hook)."""
-    run = getattr(_state, "run", None)
-    if run is None:   # instrumented code never runs outside track; stay harmless if it does
-        return _discard, _identity
-    levels, depth = run.levels, run.next_depth
-    level = levels[depth] if depth < len(levels) else run.level(depth)
-    append = level.append
-    append(mark)
-    append(args)
-    return append, level.hook_method

@@ -93,3 +93,57 @@ def test_tracing_under_cprofile_works_and_the_profiler_stays_installed():
     tape.lint()
     names = {fn for (_, _, fn) in pstats.Stats(prof).stats}
     assert "work" in names
+
+
+def _rich(x, n):
+    c = 0
+
+    def inner(y):
+        return y + c
+    t = 0.0
+    for k in range(n):
+        if k % 2:
+            t = t + helper(x * k)
+        else:
+            t -= inner(k)
+    i = 0
+    while i < n:
+        i += 1
+    try:
+        1 / (x - x)
+    except ZeroDivisionError:
+        t += 1
+    finally:
+        t += 0.5
+    squares = [v * v for v in range(n)]
+    return t + sum(squares) + (
+        x)
+
+
+def _lines_of_this_file(run):
+    """Every event of this file's frames (lines included) from the first call of ``_rich``."""
+    events = []
+
+    def hook(frame, event, arg):
+        if frame.f_code.co_filename != __file__:
+            return None
+        if frame.f_code.co_name not in ("_rich", "inner", "helper", "<listcomp>"):
+            return hook
+        events.append((event, frame.f_code.co_name, frame.f_lineno))
+        return hook
+
+    sys.settrace(hook)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return events
+
+
+def test_a_trace_function_sees_the_same_lines_with_and_without_track():
+    """No event of the tracer's prologue (which has no line: before, the ``def`` line was
+    reported once per traced call)."""
+    plain = _lines_of_this_file(lambda: _rich(0.5, 5))
+    traced = _lines_of_this_file(lambda: dcgraph.track(_rich, 0.5, 5))
+    assert ("line", "_rich", _rich.__code__.co_firstlineno + 1) in plain
+    assert traced == plain

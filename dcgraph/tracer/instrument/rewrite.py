@@ -13,8 +13,9 @@ import threading
 import types
 
 from bytecode import Bytecode, Instr, TryBegin
+from bytecode.instr import InstrLocation
 
-from ..recorder import BlockMark, EntryMark, enter
+from ..recorder import BlockMark, EntryMark, _state
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .versions import opcode_table, semantics
@@ -37,6 +38,9 @@ class Op:
         return f"{self.name} {self.arg!r}"
 
 _HIDDEN = 2          # stack slots under the frame's own values: hook, append
+# the prologue has no line: a user's ``sys.settrace`` sees no line event for it (a line would
+# be the ``def`` line, which the untraced frame never reports)
+_NO_LINE = InstrLocation(None, None, None, None)
 _lock = threading.Lock()
 _cache: dict = {}     # id(code) -> CodeInfo, oldest first
 _CACHE_BOUND = 4096   # entries kept (an evicted code object is analysed again if it recurs)
@@ -215,21 +219,25 @@ def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) ->
 
 
 def _prologue(info: CodeInfo, loc) -> list:
+    """Push the run's hook and ``append`` (``_state.run.pending``, left by the hook that let
+    this call in) into the hidden slots, then log the entry mark and the arguments. No Python
+    function is called, so a traced frame needs no more recursion depth than the plain one."""
     code = info.code
     from bytecode import CellVar
-    seq = [Instr("LOAD_CONST", enter, location=loc)]
-    seq.insert(0 if ops.NULL_FIRST else 1, Instr("PUSH_NULL", location=loc))
-    seq.append(Instr("LOAD_CONST", info.entry_mark, location=loc))
+    seq = [Instr("LOAD_CONST", _state, location=loc), Instr("LOAD_ATTR", ops.attr_arg("run"), location=loc),
+           Instr("LOAD_ATTR", ops.attr_arg("pending"), location=loc),
+           Instr("UNPACK_SEQUENCE", 2, location=loc)]
+    seq += _log(0, [Instr("LOAD_CONST", info.entry_mark, location=loc)], loc)
+    load = []
     for p in info.params:
         if p in code.co_cellvars:
-            seq.append(Instr("LOAD_DEREF", CellVar(p), location=loc))
+            load.append(Instr("LOAD_DEREF", CellVar(p), location=loc))
         else:
-            seq.append(Instr("LOAD_FAST", p, location=loc))
+            load.append(Instr("LOAD_FAST", p, location=loc))
     for p in info.cell_params:
-        seq.append(Instr(ops.LOAD_CLOSURE, CellVar(p), location=loc))
-    seq += [Instr("BUILD_TUPLE", len(info.params) + len(info.cell_params), location=loc),
-            *ops.call_instrs(2, loc), Instr("UNPACK_SEQUENCE", 2, location=loc)]
-    return seq
+        load.append(Instr(ops.LOAD_CLOSURE, CellVar(p), location=loc))
+    load.append(Instr("BUILD_TUPLE", len(info.params) + len(info.cell_params), location=loc))
+    return seq + _log(0, load, loc)
 
 
 def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
@@ -278,7 +286,7 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
         name = ins.name
         if name == "RESUME" and not resumed:
             resumed = True
-            out += _prologue(info, loc)
+            out += _prologue(info, _NO_LINE)
         kind = info.probe[i]
         if kind is not None:
             out += _probe_after(info, s, i, ins, kind)
