@@ -85,6 +85,10 @@ _TOO_DEEP = "first called within a few frames of the recursion limit: recorded a
 _PRIMITIVE = object()   # memo value: the callable runs as it is
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
                         # extension types have none: their construction and calls run in C)
+# callables that are always primitive (functions and methods written in C)
+_BUILTIN_CALLABLES = frozenset({types.BuiltinFunctionType, types.MethodWrapperType,
+                                types.WrapperDescriptorType, types.MethodDescriptorType,
+                                types.ClassMethodDescriptorType})
 # callables that are never a class or an object with a Python ``__call__``
 _C_CALLABLES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                           types.MethodWrapperType, types.WrapperDescriptorType,
@@ -122,6 +126,19 @@ class Level:
     def hook(self, f):
         """Log the callable; return it (primitive) or its instrumented copy (traced)."""
         self.append(f)
+        entry = self.memo_get(id(f))
+        if entry is f:
+            return f                     # a primitive
+        func = f
+        if entry is None:
+            kind = type(f)
+            if kind in _BUILTIN_CALLABLES:
+                return f                 # always primitive; bound ones are new objects per call
+            if kind is types.MethodType:  # a new object per call: the memo holds its function
+                func = f.__func__
+                entry = self.memo_get(id(func))
+                if entry is func:
+                    return f
         run = self.run
         child = self.child
         if child is None:                # Level(run, depth + 1), spelled out: no deeper frame
@@ -134,21 +151,17 @@ class Level:
             child.pair = (child.append, child.hook_method)
             run.levels.append(child)
         run.pending = child.pair         # taken by the callee's prologue if it is traced
-        entry = self.memo_get(id(f))
-        if entry is f:
-            return f                     # a primitive
-        if type(entry) is not tuple or entry[0] is not f:
-            try:
-                return run.decide(f, self)
-            except RecursionError:       # deciding needs frames the program has not got:
-                if type(f) is types.FunctionType:   # this call runs untraced, unmemoised
-                    run.unsupported[f.__code__] = _TOO_DEEP
-                return f
-        copy = entry[1]
-        if entry[2] is f.__code__ and copy.__defaults__ is f.__defaults__ \
-                and copy.__kwdefaults__ is f.__kwdefaults__:
-            return copy
-        return run.decide(f, self)       # f's code or defaults were replaced: a fresh copy
+        if type(entry) is tuple and entry[0] is func:
+            copy = entry[1]
+            if entry[2] is func.__code__ and copy.__defaults__ is func.__defaults__ \
+                    and copy.__kwdefaults__ is func.__kwdefaults__:
+                return copy if func is f else types.MethodType(copy, f.__self__)
+        try:                             # first call, or f's code or defaults were replaced
+            return run.decide(f, self)
+        except RecursionError:           # deciding needs frames the program has not got:
+            if type(func) is types.FunctionType:    # this call runs untraced, unmemoised
+                run.unsupported[func.__code__] = _TOO_DEEP
+            return f
 
 
 class SubstitutingLevel(Level):
@@ -172,6 +185,8 @@ class Run:
         self.log: list = []
         self.levels: list[Level] = []
         self.levels.append(self.level_class(self, 0))     # the root's, always needed
+        if self.shared_memo is not None and self.level_class is Level:
+            self.levels[0].child = self.levels[0]   # no answer depends on the depth: one level
         self.pending = self.levels[0].pair                # the root frame's (append, hook)
         self.unsupported: dict = {}     # code -> reason it was not instrumented
 
@@ -190,21 +205,22 @@ class Run:
         return levels[depth]
 
     def decide(self, f, level: Level):
-        """Decide and memoise per level (bound methods are rebuilt per call, not memoised)."""
+        """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""
         target = f.__func__ if type(f) is types.MethodType else f
         if type(target) is types.FunctionType and not self.ctx.is_primitive(target, level.depth + 1):
             traced = self.instrumented_function(target)
             if traced is not None:
-                if target is not f:
-                    return types.MethodType(traced, f.__self__)
-                _remember(level.memo, f, traced)
-                return traced
+                _remember(level.memo, target, traced)
+                return traced if target is f else types.MethodType(traced, f.__self__)
         elif type(f) not in _C_CALLABLES and (f if isinstance(f, type) else type(f)).__flags__ \
                 & _HEAPTYPE:                             # a user class or a callable object
             traced = self.traced_object_call(f, level)
             if traced is not None:
                 return traced                            # not memoised: decided per call
-        _remember(level.memo, f, _PRIMITIVE)
+        if target is not f and type(target) is not types.FunctionType \
+                and traced_target(target) is not None:
+            target = f               # a callable object called directly would be traced
+        _remember(level.memo, target, _PRIMITIVE)   # a bound method: its function
         return f
 
     def traced_object_call(self, f, level: Level):
