@@ -1,6 +1,9 @@
 """Cost of tracing: ratio of ``track(f)`` to ``f``, measured in the same run.
 
-Columns: ``track`` is the run with probes recording the event log (the tape is built lazily);
+Columns: ``floor`` is the plain run plus one bare C-level ``list.append`` per value the run
+records (the event count of a traced run times the measured cost of an append in a loop of
+appends): no recorder that logs values one by one can cost less.
+``track`` is the run with probes recording the event log (the tape is built lazily);
 ``track+tape`` also builds every node; ``settrace`` is the same call under ``sys.settrace``
 with opcode events and a do-nothing tracer (the cheapest thing a settrace tracer can do).
 Timings are interleaved (plain, track, ...) round by round and the minimum of each is kept:
@@ -76,6 +79,45 @@ def cases():
     ]
 
 
+def events_of(f, args, number: int) -> float:
+    """Events a traced run of ``f(*args)`` logs, averaged over ``number`` runs on the same
+    arguments (as timed: a seeded generator draws on); read off each run as it closes."""
+    from dcgraph.tracer import recorder
+    seen = []
+    close = recorder.Run.close
+
+    def counting_close(run):
+        seen.append(len(run.log))
+        close(run)
+
+    recorder.Run.close = counting_close
+    try:
+        for _ in range(number):
+            dcgraph.track(f, *args)
+    finally:
+        recorder.Run.close = close
+    return sum(seen) / len(seen)
+
+
+def append_cost(rounds: int = 7) -> float:
+    """Seconds per bare ``list.append`` of a value already at hand (10 per loop iteration,
+    less the empty loop)."""
+    log, v, n = [], 1.0, 20000
+    ap = log.append
+
+    def appends():
+        for _ in range(n):
+            ap(v); ap(v); ap(v); ap(v); ap(v); ap(v); ap(v); ap(v); ap(v); ap(v)  # noqa: E702
+        log.clear()
+
+    def empty():
+        for _ in range(n):
+            pass
+    full = min(best(appends, 1) for _ in range(rounds))
+    base = min(best(empty, 1) for _ in range(rounds))
+    return max(full - base, 0.0) / (10 * n)
+
+
 def best(fn, number):
     t0 = time.perf_counter()
     for _ in range(number):
@@ -88,7 +130,10 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=15)
     opts = parser.parse_args(argv)
     print(f"CPython {platform.python_version()}, numpy {np.__version__}")
-    print(f"{'case':30s} {'plain':>10s} {'track':>8s} {'track+tape':>11s} {'settrace':>9s}")
+    append = append_cost()
+    print(f"one C-level list.append: {append * 1e9:.1f} ns")
+    print(f"{'case':30s} {'plain':>10s} {'floor':>7s} {'track':>8s} {'track+tape':>11s} "
+          f"{'settrace':>9s}")
     for name, f, make_args, number in cases():
         # Each variant gets its own arguments: a seeded generator per variant makes every
         # variant draw the same sequence over the same number of calls.
@@ -105,8 +150,9 @@ def main(argv=None):
                 timings[key].append(best(run, number))
         plain = min(timings["plain"])
         ratio = {k: min(v) / plain for k, v in timings.items()}
-        print(f"{name:30s} {plain * 1e6:8.1f}us {ratio['track']:7.2f}x {ratio['tape']:10.1f}x "
-              f"{ratio['settrace']:8.1f}x")
+        floor = 1 + events_of(f, make_args(), number) * append / plain
+        print(f"{name:30s} {plain * 1e6:8.1f}us {floor:6.2f}x {ratio['track']:7.2f}x "
+              f"{ratio['tape']:10.1f}x {ratio['settrace']:8.1f}x")
 
 
 if __name__ == "__main__":
