@@ -126,14 +126,14 @@ class Level:
     def hook(self, f):
         """Log the callable; return it (primitive) or its instrumented copy (traced)."""
         self.append(f)
+        kind = type(f)
+        if kind in _BUILTIN_CALLABLES:
+            return f                     # always primitive; bound ones are new objects per call
         entry = self.memo_get(id(f))
         if entry is f:
             return f                     # a primitive
         func = f
         if entry is None:
-            kind = type(f)
-            if kind in _BUILTIN_CALLABLES:
-                return f                 # always primitive; bound ones are new objects per call
             if kind is types.MethodType:  # a new object per call: the memo holds its function
                 func = f.__func__
                 entry = self.memo_get(id(func))

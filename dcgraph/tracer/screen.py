@@ -86,7 +86,10 @@ def _python_level(fn):
 def screen(log: list) -> Screen | None:
     """A ``Screen`` for the run logging into ``log`` (called by ``track``, whose frame calls
     the program), or None when no Python-level function is set."""
-    tracer, profiler = _python_level(sys.gettrace()), _python_level(sys.getprofile())
+    tracer, profiler = sys.gettrace(), sys.getprofile()
+    if tracer is None and profiler is None:      # the common case, decided in two C calls
+        return None
+    tracer, profiler = _python_level(tracer), _python_level(profiler)
     if tracer is None and profiler is None:
         return None
     return Screen(log, tracer, profiler, sys._getframe(1))

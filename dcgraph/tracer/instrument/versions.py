@@ -31,10 +31,11 @@ def check_supported() -> tuple[int, int]:
     """The running ``(major, minor)``; raises ``UnsupportedPython`` naming the running version
     and the supported ones when the tracer cannot instrument this interpreter's bytecode."""
     impl = sys.implementation.name
-    version = tuple(sys.version_info)
+    version = sys.version_info
     key = (version[0], version[1])
     if impl == "cpython" and key in SUPPORTED:
         return key
+    version = tuple(version)
     supported = ", ".join(f"{major}.{minor}" for major, minor in sorted(SUPPORTED))
     running = f"{'CPython' if impl == 'cpython' else impl} {_describe(version)}"
     raise UnsupportedPython(
