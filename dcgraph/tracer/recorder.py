@@ -194,7 +194,8 @@ class Run:
         """The run is over (no instrumented frame of it can call its hooks again): drop the
         levels, which refer back to the run, so the run is freed without the cycle collector."""
         for level in self.levels:
-            level.hook_method = None
+            level.hook_method = level.pair = level.child = None
+        self.pending = _Idle.pending
         self.levels.clear()
 
     def level(self, depth: int) -> Level:

@@ -78,3 +78,29 @@ def test_builtin_functions_and_methods_are_primitive_calls():
     for name in ("sin", "random", "append"):
         calls = _calls(tape, name)
         assert len(calls) == 3 and all(isinstance(c, PrimitiveCall) for c in calls), name
+
+
+def test_a_finished_run_is_freed_without_the_cycle_collector(monkeypatch):
+    import gc
+    import weakref
+    from dcgraph.tracer import recorder
+    runs = []
+    close = recorder.Run.close
+
+    def recording_close(run):
+        runs.append(weakref.ref(run))
+        close(run)
+
+    monkeypatch.setattr(recorder.Run, "close", recording_close)
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        result, tape = dcgraph.track(using_bound_methods, 1.0)
+        assert runs[-1]() is not None           # the lazy tape still needs the run's log
+        tape.lint()
+        del tape
+        assert runs[-1]() is None
+    finally:
+        if enabled:
+            gc.enable()
