@@ -224,7 +224,8 @@ def _prologue(info: CodeInfo, loc) -> list:
     function is called, so a traced frame needs no more recursion depth than the plain one."""
     code = info.code
     from bytecode import CellVar
-    seq = [Instr("LOAD_CONST", _state, location=loc), Instr("LOAD_ATTR", ops.attr_arg("run"), location=loc),
+    seq = [Instr("LOAD_CONST", _state, location=loc),
+           Instr("LOAD_ATTR", ops.attr_arg("run"), location=loc),
            Instr("LOAD_ATTR", ops.attr_arg("pending"), location=loc),
            Instr("UNPACK_SEQUENCE", 2, location=loc)]
     seq += _log(0, [Instr("LOAD_CONST", info.entry_mark, location=loc)], loc)
