@@ -180,7 +180,7 @@ DUMP = """\
 @0: Argument a = array(shape=(2, 3), dtype=float64)
 @1: Argument k = 2.0
 @2: [L{l1}] @0.sum(axis=0) = array([3., 5., 7.])
-@3: [L{l1}] @2 * @1 = array([ 6., 10., 14.])
+@3: [L{l1}] b = @2 * @1 = array([ 6., 10., 14.])
 @4: [L{l2}] @3.mean() = 10.0
 @5: [L{l2}] @0.max() = 5.0
 @6: [L{l2}] @4 + @5 = 15.0
