@@ -1,8 +1,10 @@
 """The call hook's memo: bound methods are memoised by their function, builtin callables are
 decided by their type; decisions still follow the function's current code."""
 import math
+import sys
 
 import numpy as np
+import pytest
 
 import dcgraph
 from dcgraph.tape import NestedCall, PrimitiveCall
@@ -104,3 +106,64 @@ def test_a_finished_run_is_freed_without_the_cycle_collector(monkeypatch):
     finally:
         if enabled:
             gc.enable()
+
+
+def _first_step(i):
+    return i + 0.5
+
+
+def _later_step(i):
+    return 2.0 * i
+
+
+def stepping(n):
+    total = 0.0
+    for i in range(n):
+        total += _first_step(i) if i == 0 else _later_step(i)
+        yield total
+
+
+def started_stepping(n):
+    g = stepping(n)
+    next(g)
+    return g
+
+
+def generator_then_deeper(n):
+    return sum(stepping(n)) + _first_step(1.0)
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="generators are traced on 3.11 only")
+def test_a_generator_resumed_after_its_run_makes_no_levels(monkeypatch):
+    """A generator of a finished run, resumed later, calls functions its run never saw: they
+    run untraced and the closed run gets no new level (nothing links it back to its levels)."""
+    from dcgraph.tracer import recorder
+    runs = []
+    close = recorder.Run.close
+
+    def recording_close(run):
+        runs.append(run)
+        close(run)
+
+    monkeypatch.setattr(recorder.Run, "close", recording_close)
+    g, tape = dcgraph.track(started_stepping, 4)
+    tape.lint()
+    run = runs[-1]
+    assert run.levels == [] and run.closed
+    assert list(g) == [2.5, 6.5, 12.5]        # 0.5, then + 2, 4, 6 after the run ended
+    assert run.levels == [] and run.pending == recorder._Idle.pending
+    tape.lint()
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="generators are traced on 3.11 only")
+def test_a_generators_frames_log_into_the_level_of_the_call_that_made_it():
+    """The generator's frames take the (append, hook) pair its call left: its calls are
+    nested in its segments, and the caller's later calls stay at the caller's level."""
+    result, tape = dcgraph.track(generator_then_deeper, 3)
+    tape.lint()
+    assert result == (0.5 + 2.5 + 6.5) + 1.5
+    nested = [n for n in tape.nodes if isinstance(n, NestedCall)]
+    assert [n.fn for n in nested] == [next, next, next, next, _first_step]
+    inner = [[m.fn for m in n.child.nodes if isinstance(m, NestedCall)] for n in nested[:4]]
+    assert inner == [[_first_step], [_later_step], [_later_step], []]
+    assert [m.value for m in nested[4].child.nodes][-1] == 1.5
