@@ -24,10 +24,9 @@ import weakref
 
 from .classes import traced_target
 
-__all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "enter",
-           "enter_generator", "resumed", "Missing"]
+__all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "enter_generator",
+           "resumed", "Missing"]
 
-_state = threading.local()
 
 
 class BlockMark:
@@ -88,9 +87,40 @@ class Missing(Exception):
     the instruction raised."""
 
 
+def _discard(_value):
+    return None
+
+
+def _identity(f):
+    return f
+
+
+class _Idle:
+    """``_state.run`` outside ``track``: instrumented code that runs anyway stays harmless."""
+
+    __slots__ = ()
+    pending = (_discard, _identity)
+    closed = True                        # no generator is started or resumed into it
+
+
+class _State(threading.local):
+    """Per thread: the active run (its ``pending`` pair is what the next traced frame's
+    prologue takes, see ``Level.hook``)."""
+
+    run = _Idle()
+
+
+_state = _State()
+_new = object.__new__
+_TOO_DEEP = "first called within a few frames of the recursion limit: recorded as a primitive"
+
 _PRIMITIVE = object()   # memo value: the callable runs as it is
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
                         # extension types have none: their construction and calls run in C)
+# callables that are always primitive (functions and methods written in C)
+_BUILTIN_CALLABLES = frozenset({types.BuiltinFunctionType, types.MethodWrapperType,
+                                types.WrapperDescriptorType, types.MethodDescriptorType,
+                                types.ClassMethodDescriptorType})
 # callables that are never a class or an object with a Python ``__call__``
 _C_CALLABLES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                           types.MethodWrapperType, types.WrapperDescriptorType,
@@ -107,32 +137,65 @@ def _remember(memo: dict, f, decision) -> None:
 
 
 class Level:
-    """Decisions for calls made from traced frames at one call depth."""
+    """Decisions for calls made from traced frames at one call depth.
 
-    __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "append", "hook_method")
+    Neither the hook nor a traced frame's prologue calls Python code on their common path (the
+    prologue reads ``run.pending``, the pair ``(append, hook)`` the hook left for the callee, and
+    logs with ``append``; the hook makes the next level inline), so tracing takes no recursion
+    depth of its own beyond the hook's frame, which stands where the callee's frame will."""
+
+    __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "append", "hook_method",
+                 "pair", "child")
 
     def __init__(self, run: "Run", depth: int):
-        self.run, self.depth, self.child_depth = run, depth, depth + 1
+        self.run, self.depth, self.child_depth, self.child = run, depth, depth + 1, None
         self.memo = run.shared_memo if run.shared_memo is not None else {}
         self.memo_get = self.memo.get
         self.append = run.log.append
         self.hook_method = self.hook       # one bound method, handed to every frame
+        self.pair = (self.append, self.hook_method)
 
     def hook(self, f):
         """Log the callable; return it (primitive) or its instrumented copy (traced)."""
         self.append(f)
-        run = self.run
-        run.next_depth = self.child_depth  # read by the callee's prologue if it is traced
+        kind = type(f)
+        if kind in _BUILTIN_CALLABLES:
+            return f                     # always primitive; bound ones are new objects per call
         entry = self.memo_get(id(f))
         if entry is f:
             return f                     # a primitive
-        if type(entry) is not tuple or entry[0] is not f:
+        func = f
+        if entry is None:
+            if kind is types.MethodType:  # a new object per call: the memo holds its function
+                func = f.__func__
+                entry = self.memo_get(id(func))
+                if entry is func:
+                    return f
+        run = self.run
+        child = self.child
+        if child is None:                # Level(run, depth + 1), spelled out: no deeper frame
+            if run.closed:
+                return f                 # a generator of this run resumed after it ended
+            child = self.child = _new(run.level_class)
+            child.run, child.depth, child.child_depth, child.child = \
+                run, self.child_depth, self.child_depth + 1, None
+            child.memo = run.shared_memo if run.shared_memo is not None else {}
+            child.memo_get, child.append = child.memo.get, self.append
+            child.hook_method = child.hook
+            child.pair = (child.append, child.hook_method)
+            run.levels.append(child)
+        run.pending = child.pair         # taken by the callee's prologue if it is traced
+        if type(entry) is tuple and entry[0] is func:
+            copy = entry[1]
+            if entry[2] is func.__code__ and copy.__defaults__ is func.__defaults__ \
+                    and copy.__kwdefaults__ is func.__kwdefaults__:
+                return copy if func is f else types.MethodType(copy, f.__self__)
+        try:                             # first call, or f's code or defaults were replaced
             return run.decide(f, self)
-        copy = entry[1]
-        if entry[2] is f.__code__ and copy.__defaults__ is f.__defaults__ \
-                and copy.__kwdefaults__ is f.__kwdefaults__:
-            return copy
-        return run.decide(f, self)       # f's code or defaults were replaced: a fresh copy
+        except RecursionError:           # deciding needs frames the program has not got:
+            if type(func) is types.FunctionType:    # this call runs untraced, unmemoised
+                run.unsupported[func.__code__] = _TOO_DEEP
+            return f
 
 
 class SubstitutingLevel(Level):
@@ -157,7 +220,9 @@ class Run:
         self.log: list = log if log is not None else []
         self.levels: list[Level] = []
         self.levels.append(self.level_class(self, 0))     # the root's, always needed
-        self.next_depth = 0
+        if self.shared_memo is not None and self.level_class is Level:
+            self.levels[0].child = self.levels[0]   # no answer depends on the depth: one level
+        self.pending = self.levels[0].pair                # the root frame's (append, hook)
         self.unsupported: dict = {}     # code -> reason it was not instrumented
         self.generators: dict = {}      # id(frame) -> call depth, for generators made here
         self.live_generators: set = set()   # id(frame) of those started here and logging
@@ -174,8 +239,9 @@ class Run:
         self.closed = True
         self.log_end = len(self.log)
         for level in self.levels:
-            level.hook_method = None
+            level.hook_method = level.pair = level.child = None
             level.memo_get = _no_entry
+        self.pending = _Idle.pending
         self.levels.clear()
         self.shared_memo = None         # the memo keeps the callables it saw alive
         self.constructors = {} if not self.summary else None
@@ -184,28 +250,30 @@ class Run:
         levels = self.levels
         while len(levels) <= depth:
             levels.append(self.level_class(self, len(levels)))
+            levels[-2].child = levels[-1]
         return levels[depth]
 
     def decide(self, f, level: Level):
-        """Decide and memoise per level (bound methods are rebuilt per call, not memoised)."""
+        """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""
         if self.closed:
             return f                     # a generator of this run resumed after it ended
         target = f.__func__ if type(f) is types.MethodType else f
         if type(target) is types.FunctionType and not self.ctx.is_primitive(target, level.depth + 1):
             traced = self.instrumented_function(target)
             if traced is not None:
-                if target is not f:
-                    return types.MethodType(traced, f.__self__)
-                if not self.summary or _long_lived(f):
-                    _remember(level.memo, f, traced)
-                return traced
+                if not self.summary or _long_lived(target):
+                    _remember(level.memo, target, traced)
+                return traced if target is f else types.MethodType(traced, f.__self__)
         elif type(f) not in _C_CALLABLES and (f if isinstance(f, type) else type(f)).__flags__ \
                 & _HEAPTYPE:                             # a user class or a callable object
             traced = self.traced_object_call(f, level)
             if traced is not None:
                 return traced                            # not memoised: decided per call
-        if not self.summary or _long_lived(f):
-            _remember(level.memo, f, _PRIMITIVE)
+        if target is not f and type(target) is not types.FunctionType \
+                and traced_target(target, self.constructors) is not None:
+            target = f               # a callable object called directly would be traced
+        if not self.summary or _long_lived(target):
+            _remember(level.memo, target, _PRIMITIVE)   # a bound method: its function
         return f
 
     def traced_object_call(self, f, level: Level):
@@ -290,25 +358,22 @@ def _long_lived(f) -> bool:
     return long_lived(f)
 
 
-def _discard(_value):
-    return None
-
-
 def _no_entry(_key):
     return None
 
 
 def _starter(copy: types.FunctionType, info, fn: types.FunctionType):
     """A function making ``copy``'s generator and logging, into the active run, the made
-    mark and the generator's frame object (the frame's identity in the log)."""
+    mark and the generator's frame object (the frame's identity in the log). The generator's
+    frames log into the level of this call (``run.pending``, left by the hook that let it in)."""
     made = info.made_mark
 
     def start(*args, **kwargs):
         generator = copy(*args, **kwargs)
-        run = getattr(_state, "run", None)
-        if run is not None and not run.closed:
+        run = _state.run
+        if not run.closed:
             frame = generator.gi_frame
-            run.generators[id(frame)] = run.next_depth
+            run.generators[id(frame)] = run.pending
             run.log.append(made)
             run.log.append(frame)
         return generator
@@ -324,19 +389,18 @@ def enter_generator(mark, args: tuple):
     active run made it, log its start (mark, frame, arguments) and return (append, hook,
     frame); else (a generator of another run) log nothing and trace nothing."""
     frame = sys._getframe(1)
-    run = getattr(_state, "run", None)
-    if run is None or run.closed:
+    run = _state.run
+    if run.closed:
         return _discard, _identity, None
-    depth = run.generators.pop(id(frame), None)
-    if depth is None:
+    pair = run.generators.pop(id(frame), None)
+    if pair is None:
         return _discard, _identity, None
-    level = run.levels[depth] if depth < len(run.levels) else run.level(depth)
     run.live_generators.add(id(frame))
-    append = level.append
+    append, hook = pair
     append(mark)
     append(frame)
     append(args)
-    return append, level.hook_method, frame
+    return append, hook, frame
 
 
 def resumed(mark, frame, sent, hook):
@@ -349,8 +413,7 @@ def resumed(mark, frame, sent, hook):
     owner = getattr(level, "run", None)
     if owner is None:
         return _discard, _identity
-    if getattr(_state, "run", None) is not owner or owner.closed \
-            or id(frame) not in owner.live_generators:
+    if _state.run is not owner or owner.closed or id(frame) not in owner.live_generators:
         owner.live_generators.discard(id(frame))
         return _discard, _identity
     append = level.append
@@ -358,20 +421,3 @@ def resumed(mark, frame, sent, hook):
     append(frame)
     append(sent)
     return append, hook
-
-
-def _identity(f):
-    return f
-
-
-def enter(mark: EntryMark, args: tuple):
-    """Called by every instrumented frame on entry: log the entry, return (append, hook)."""
-    run = getattr(_state, "run", None)
-    if run is None:   # instrumented code never runs outside track; stay harmless if it does
-        return _discard, _identity
-    levels, depth = run.levels, run.next_depth
-    level = levels[depth] if depth < len(levels) else run.level(depth)
-    append = level.append
-    append(mark)
-    append(args)
-    return append, level.hook_method

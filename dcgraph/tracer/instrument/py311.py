@@ -268,3 +268,8 @@ def value_depth(ins) -> int:
 def compare_index(arg) -> int:
     """COMPARE_OP's argument as an index into ``COMPARE_OPS``."""
     return int(arg) & 0xF
+
+
+def attr_arg(name: str):
+    """The argument of a plain ``LOAD_ATTR`` of ``name``."""
+    return name

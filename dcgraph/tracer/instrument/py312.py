@@ -123,3 +123,8 @@ def rewrite(ins, loc):
 
 def probe_kind(ins, cells: frozenset):
     return PROBE_KIND.get(ins.name)
+
+
+def attr_arg(name: str):
+    """The argument of a plain ``LOAD_ATTR`` of ``name`` (method bit off)."""
+    return (False, name)

@@ -18,9 +18,8 @@ from bytecode import CellVar, FreeVar, Instr
 from . import py312
 from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,  # noqa: F401
                     FOLDABLE_TESTS, FOLDING_JUMPS, GENERATOR_FLAGS, INPLACE_FIRST, LITERAL_LOADS,
-                    TRACED_GENERATOR_FLAGS,
-                    TERMINATORS, UNARY_OPS, UNCONDITIONAL_JUMPS, UNSUPPORTED, call_instrs,
-                    compare_index, multi_count)
+                    TERMINATORS, TRACED_GENERATOR_FLAGS, UNARY_OPS, UNCONDITIONAL_JUMPS,
+                    UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count)
 
 ENDS_BLOCK = py312.ENDS_BLOCK
 CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX"}

@@ -15,7 +15,7 @@ import types
 from bytecode import Bytecode, Instr, TryBegin
 from bytecode.instr import InstrLocation
 
-from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, enter, enter_generator,
+from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, _state, enter_generator,
                         resumed)
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
@@ -243,22 +243,33 @@ def _resumed(depth: int, info: CodeInfo, loc) -> list:
 
 
 def _prologue(info: CodeInfo, loc) -> list:
+    """Push the run's hook and ``append`` (``_state.run.pending``, left by the hook that let
+    this call in) into the hidden slots, then log the entry mark and the arguments. No Python
+    function is called, so a traced frame needs no more recursion depth than the plain one.
+    A generator's frame instead calls ``recorder.enter_generator`` (it runs later, at whatever
+    depth resumes it), which also pushes the frame object under the hidden slots."""
     code = info.code
     from bytecode import CellVar
-    seq = [Instr("LOAD_CONST", enter_generator if info.generator else enter, location=loc)]
-    seq.insert(0 if ops.NULL_FIRST else 1, Instr("PUSH_NULL", location=loc))
-    seq.append(Instr("LOAD_CONST", info.resume_mark if info.generator else info.entry_mark,
-                     location=loc))
+    load = []
     for p in info.params:
         if p in code.co_cellvars:
-            seq.append(Instr("LOAD_DEREF", CellVar(p), location=loc))
+            load.append(Instr("LOAD_DEREF", CellVar(p), location=loc))
         else:
-            seq.append(Instr("LOAD_FAST", p, location=loc))
+            load.append(Instr("LOAD_FAST", p, location=loc))
     for p in info.cell_params:
-        seq.append(Instr(ops.LOAD_CLOSURE, CellVar(p), location=loc))
-    seq += [Instr("BUILD_TUPLE", len(info.params) + len(info.cell_params), location=loc),
-            *ops.call_instrs(2, loc), Instr("UNPACK_SEQUENCE", info.hidden, location=loc)]
-    return seq
+        load.append(Instr(ops.LOAD_CLOSURE, CellVar(p), location=loc))
+    load.append(Instr("BUILD_TUPLE", len(info.params) + len(info.cell_params), location=loc))
+    if info.generator:
+        seq = [Instr("LOAD_CONST", enter_generator, location=loc)]
+        seq.insert(0 if ops.NULL_FIRST else 1, Instr("PUSH_NULL", location=loc))
+        return seq + [Instr("LOAD_CONST", info.resume_mark, location=loc), *load,
+                      *ops.call_instrs(2, loc), Instr("UNPACK_SEQUENCE", info.hidden, location=loc)]
+    seq = [Instr("LOAD_CONST", _state, location=loc),
+           Instr("LOAD_ATTR", ops.attr_arg("run"), location=loc),
+           Instr("LOAD_ATTR", ops.attr_arg("pending"), location=loc),
+           Instr("UNPACK_SEQUENCE", 2, location=loc)]
+    seq += _log(0, [Instr("LOAD_CONST", info.entry_mark, location=loc)], loc)
+    return seq + _log(0, load, loc)
 
 
 def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
