@@ -23,8 +23,8 @@ import numpy as np
 from .. import syntax as S
 from ..evaluate import BINARY, Evaluator
 from ..graph import _topological
-from ..functions import FUNCTIONS, LINKS
-from ..templates import DISTRIBUTIONS
+from ..functions import FUNCTIONS, LINKS, compiled
+from ..templates import DISTRIBUTIONS, callable_of
 
 __all__ = ["NodeState"]
 
@@ -143,7 +143,7 @@ class NodeState:
         value = self._closure(st.expr, logical.instance.env)
         if st.link is None:
             return value
-        link = FUNCTIONS[LINKS[st.link]].evaluate
+        link = _plain(LINKS[st.link], 1)
         return lambda: link(value())
 
     def _closure(self, expr, env):
@@ -172,7 +172,7 @@ class NodeState:
             op, a, b = BINARY[expr.op], self._closure(expr.left, env), self._closure(expr.right, env)
             return lambda: op(a(), b())
         if isinstance(expr, S.Call) and expr.name in FUNCTIONS:
-            f, args = FUNCTIONS[expr.name].evaluate, [self._closure(x, env) for x in expr.args]
+            f, args = _plain(expr.name, len(expr.args)), [self._closure(x, env) for x in expr.args]
             return lambda: f(*[x() for x in args])
         return lambda: self.ev.value(expr, env)
 
@@ -208,3 +208,9 @@ class NodeState:
             if total == -np.inf:
                 break
         return total
+
+
+def _plain(name: str, n: int):
+    """The BUGS function ``name`` of ``n`` arguments as a plain function (compiled once)."""
+    params, body, _ = FUNCTIONS[name].form(n)
+    return compiled(params, body)

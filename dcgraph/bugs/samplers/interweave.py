@@ -36,6 +36,9 @@ def scale_groups(state, rules) -> list:
     return out
 
 
+_MAX_SHRINK = 200     # slice shrinkage steps before the move keeps the current value
+
+
 class Interweave:
     """``inner`` (a kernel over ``[theta, discrete]``), then one interweaving move per group."""
 
@@ -109,6 +112,10 @@ class Interweave:
 
         u0 = math.log(t0)
         level = logf(u0) - rng.exponential()
+        if not math.isfinite(level):         # no slice to sample (a NaN or -inf density here)
+            logf(u0)
+            ns.refresh(tau)
+            return
         lo = u0 - self.width * rng.random()
         hi = lo + self.width
         for _ in range(self.max_steps):
@@ -119,13 +126,15 @@ class Interweave:
             if logf(hi) <= level:
                 break
             hi += self.width
-        while True:
-            u = rng.uniform(lo, hi)
-            if logf(u) > level:
+        u = u0                               # shrinking always ends: at worst it keeps u0
+        for _ in range(_MAX_SHRINK):
+            proposal = rng.uniform(lo, hi)
+            if logf(proposal) > level:
+                u = proposal
                 break
-            if u < u0:
-                lo = u
+            if proposal < u0:
+                lo = proposal
             else:
-                hi = u
+                hi = proposal
         logf(u)                                             # leave the state at the draw
         ns.refresh(tau)
