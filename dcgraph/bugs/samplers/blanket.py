@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import syntax as S
+from ..errors import BUGSError
 from ..evaluate import BINARY, Evaluator
 from ..graph import _topological
 from ..functions import FUNCTIONS, LINKS, compiled
@@ -184,7 +185,7 @@ class NodeState:
         try:
             with np.errstate(all="ignore"):
                 value = callable_of(("x",) + fam.params, fam.logpdf)(self.get(node), *self.params(node))
-        except Exception:            # an index out of range (mixtures), a singular matrix, ...
+        except _OUTSIDE:             # an index out of range (mixtures), a singular matrix, ...
             return -np.inf
         value = float(np.sum(value))
         bounds = st.bounds
@@ -200,7 +201,7 @@ class NodeState:
         """Log full conditional of ``node`` up to a constant (its logical paths refreshed)."""
         try:
             self.refresh(node)
-        except Exception:
+        except _OUTSIDE:
             return -np.inf
         total = 0.0
         for n in self.blanket(node):
@@ -208,6 +209,11 @@ class NodeState:
             if total == -np.inf:
                 break
         return total
+
+
+# what a value outside a node's support raises while evaluating (a programming error such as a
+# NameError is never turned into a zero density)
+_OUTSIDE = (BUGSError, IndexError, ValueError, ArithmeticError)
 
 
 def _plain(name: str, n: int):
