@@ -55,9 +55,10 @@ def value_and_grad(f, argnums=0):
         key = cache.key(args, kwargs)
         hit = cache.run(key, args, kwargs)
         if hit is not None:
-            value, adj, binding = hit
+            value, adjoints, cg, binding = hit
             if single:
-                return value, binding.gradient(adj, nums_n[0], args)
+                return value, cg.gradient(adjoints, nums_n[0], args, binding)
+            adj = dict(zip(cg.wrt, adjoints))
         else:
             value, tape = track(f, *args, **kwargs)
             seed = _scalar_seed(value)
@@ -235,27 +236,29 @@ class GradientCache:
         return key
 
     def run(self, key, args, kwargs):
-        """``(value, adjoints, binding)`` from a compiled path, or None: trace instead."""
-        entries = self.paths.get(key) if key is not None and self.enabled else None
+        """``(value, adjoints, path, binding)`` from a compiled path (``adjoints``: those of
+        ``path.wrt``, in order), or None: trace instead."""
+        entries = self.paths.get(key) if key is not None else None
         if not entries:
             return None
+        stats = self.stats
         for i, (cg, binding) in enumerate(entries):
             try:
-                value, adjoints = cg(args, kwargs)
+                value, adjoints = cg._fn(args, kwargs)
             except GuardFailed:
-                self.stats["guard_failures"] += 1
+                stats["guard_failures"] += 1
                 continue
             except NotCompilable as exc:
                 self.disable(str(exc))
                 return None
             except Exception:
-                self.stats["errors"] += 1
+                stats["errors"] += 1
                 return None
-            self.stats["hits"] += 1
+            stats["hits"] += 1
             self._misses = 0
             if i:                                 # the path used most recently comes first
                 self.paths[key] = [entries[i]] + entries[:i] + entries[i + 1:]
-            return value, adjoints, binding
+            return value, adjoints, cg, binding
         self._misses += 1
         return None
 

@@ -15,13 +15,14 @@ from ..compiled.forward import PathCode, inline  # noqa: F401
 from ..compiled.support import NotCompilable, symbol, unalias, where  # noqa: F401
 import numpy as np
 
+from .codegen_arrays import ArrayTemplates
 from .codegen_backward import TEMPLATES, UNIT, BackwardEmitter, _mode  # noqa: F401
 from .core import Sweep
 
 __all__ = ["GradientCode", "NotCompilable", "TEMPLATES", "where", "symbol"]
 
 
-class GradientCode(BackwardEmitter, PathCode):
+class GradientCode(ArrayTemplates, BackwardEmitter, PathCode):
     """Forward code of the path, then its backward pass into the adjoints of ``wrt``."""
 
     def __init__(self, tape, plan: dict, lengths: dict, runtime: dict, wrt=(), unit=False):
@@ -34,12 +35,14 @@ class GradientCode(BackwardEmitter, PathCode):
         self.init, self.bwd = [], []
         self.giveable, self.indent, self.cond, self.uses_live = None, "", False, False
         self.slots: dict = {}            # node -> {constant position: scalar adjoint variable}
+        self.setup_arrays(tape)
 
     def g(self, node) -> str:
         return self.gname.get(node) or f"g{self.ids[node]}"
 
     def tail(self, ret, result: str) -> tuple:
-        if self.unit and type(ret.value) in (float, np.float64):
+        unit = self.unit and type(ret.value) in (float, np.float64)
+        if unit:
             self.mark(ret)                        # its type is guarded: the seed is 1.0
             self.giveable = UNIT
             self.add(ret, UNIT, "scalar")
@@ -49,7 +52,8 @@ class GradientCode(BackwardEmitter, PathCode):
             self.backward(node, phase)
         for node in list(self.slots):             # root arguments read at positions
             self.flush(node)
-        lines = [f"_s = _seed({result})"] + [f"{n} = None" for n in dict.fromkeys(self.init)]
+        seed = [] if unit else [f"_s = _seed({result})"]    # its type is guarded
+        lines = self.shape_guard_lines() + seed + [f"{n} = None" for n in dict.fromkeys(self.init)]
         lines += (["_ls = _LS()"] if self.uses_live else []) + self.bwd
         outs = "".join((self.g(w) if self.state.get(w) else "None") + ", " for w in self.wrt)
         return lines, f"{result}, ({outs})"

@@ -21,7 +21,7 @@ from ..compiled.plan import NO_VALUE, structure, structure_key  # noqa: F401
 from ..compiled.support import GuardFailed, NotCompilable, check_supported, where
 from .codegen import GradientCode
 from .core import Sweep
-from .values import Sparse, carries, dense_array
+from .values import Sparse, carries, dense_array, densify
 
 __all__ = ["compile_gradient", "CompiledGradient", "GuardFailed", "NotCompilable",
            "check_supported", "structure_key"]
@@ -137,11 +137,25 @@ class CompiledGradient(CompiledPath):
 
     def __init__(self, source: str, namespace: dict, wrt: list, nodes: list):
         super().__init__(source, namespace, nodes, "compiled gradient")
-        self.wrt = wrt
+        self.wrt, self._slots = wrt, {}
 
     def __call__(self, args, kwargs):
         value, adjoints = self._fn(args, kwargs)
         return value, dict(zip(self.wrt, adjoints))
+
+    def gradient(self, adjoints: tuple, i: int, args: tuple, binding):
+        """The dense gradient for positional argument ``i`` of ``args`` from ``adjoints``
+        (this path's, in ``wrt`` order); ``binding``: the ``api._Binding`` of the path."""
+        slot = self._slots.get(i)
+        if slot is None:
+            node, pos = binding.slots[i]
+            k = self.wrt.index(node) if node in self.wrt else None
+            slot = self._slots[i] = (k, pos)
+        k, pos = slot
+        g = None if k is None else adjoints[k]
+        if pos is not None:
+            g = g.get(pos) if type(g) is Sparse else None
+        return densify(args[i], g)
 
 
 def compile_gradient(tape, wrt=None, args=(), kwargs=None, f=None, seed=None) -> CompiledGradient:

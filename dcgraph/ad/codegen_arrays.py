@@ -1,0 +1,254 @@
+"""Array templates of the compiled backward pass (``codegen``): ``+ - * /`` on float64 arrays
+and real scalars pulled back by inline numpy expressions instead of rule calls (no
+un-broadcasting when an operand has the result's shape, one reduction for a scalar operand),
+and the adjoint of a full ``sum(x)`` kept as a scalar that stands for a filled array while
+only these templates read it (``x`` used once, by the sum: ``sum(r * r)`` pulls back as
+``2.0 * c * r``, with no filled array made).
+
+The shapes and dtypes the templates rely on are guarded once, after the forward code (a
+guard failing there is a guard like any other: nothing observable ran). A node's shape and
+dtype need no guard of their own when it is an elementwise operation whose array inputs are
+float64 arrays whose shapes are known and whose other inputs are real scalars or ints.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..compiled.support import symbol, unalias
+from ..tape import Constant, PrimitiveCall
+
+__all__ = ["ArrayTemplates", "F8"]
+
+F8 = np.dtype(np.float64)
+_BINARY = {operator.add: "add", np.add: "add", operator.sub: "sub", np.subtract: "sub",
+           operator.mul: "mul", np.multiply: "mul", operator.truediv: "div",
+           np.divide: "div"}
+_UNARY = dict.fromkeys([operator.neg, np.negative, np.exp, np.log, np.sqrt, np.log1p,
+                        np.expm1, np.tanh, np.sin, np.cos, np.square], True)
+_PRODUCTS = dict.fromkeys([operator.matmul, np.matmul, np.dot], True)
+_UNARY_FORMS = {np.exp: "{g} * {ans}", np.log: "{g} / {x}", np.negative: "-{g}",
+                operator.neg: "-{g}"}
+_SUMS = dict.fromkeys([np.sum, np.ndarray.sum], True)
+_NUMBERS = (float, np.float64, int)
+
+
+def _f8(value) -> bool:
+    return type(value) is np.ndarray and value.dtype is F8
+
+
+class ArrayTemplates:
+    """Mixin of ``codegen.GradientCode``: its ``add``, ``emit``, ``mark``, ``v``, ``bind``,
+    ``wants``, ``state`` are used; ``uses`` counts each node's consumers on the path."""
+
+    def setup_arrays(self, tape) -> None:
+        self.known_shapes: set = set()     # nodes whose recorded shape and dtype hold
+        self.shape_guards: list = []       # nodes guarded after the forward code
+        self.bcast: set = set()            # nodes whose adjoint is a scalar standing for
+        uses: dict = {}                    # a filled array
+        for node in tape.walk():
+            for x in node.inputs:
+                uses[x] = uses.get(x, 0) + 1
+        ret = tape.returned.inputs[0] if tape.returned is not None else None
+        uses[ret] = uses.get(ret, 0) + 1
+        self.uses = uses
+
+    # -- what is known about shapes ------------------------------------------------------------
+    def know_shape(self, x) -> None:
+        """Make sure ``x`` (a float64 array) has its recorded shape and dtype at run time."""
+        u = unalias(x)
+        if u in self.known_shapes:
+            return
+        self.known_shapes.add(u)
+        if type(u) is PrimitiveCall and not u.kwargs and u.fn_node is None and _f8(u.value) \
+                and (symbol(_BINARY, u.fn) is not None or symbol(_UNARY, u.fn) is not None) \
+                and all(_f8(a.value) or type(a.value) in _NUMBERS for a in u.args):
+            for a in u.args:
+                if _f8(a.value):
+                    self.know_shape(a)
+                elif not (type(a) is Constant and a.tape is None):
+                    self.mark(a)
+            self.mark(u)
+            return
+        self.shape_guards.append(u)
+
+    def shape_guard_lines(self) -> list:
+        """The guards of ``shape_guards`` (lines run after the forward code)."""
+        if not self.shape_guards:
+            return []
+        nd, f8 = self.bind(np.ndarray, "_ndarray"), self.bind(F8, "_F8")
+        out = []
+        for u in self.shape_guards:
+            v = self.v(u)
+            out.append(f"if _type({v}) is not {nd} or {v}.shape != {u.value.shape!r} or "
+                       f"{v}.dtype is not {f8}: raise _GF({self.ids.get(u, 0)})")
+        return out
+
+    # -- templates ---------------------------------------------------------------------------
+    def array_template(self, node, g) -> bool:
+        """Emit the pull-back of ``node`` as inline numpy when a template fits (True)."""
+        fn, args, ans = node.fn, node.args, node.value
+        if node.kwargs or node.fn_node is not None or not _f8(ans):
+            return False
+        kind = symbol(_BINARY, fn) if len(args) == 2 else None
+        if kind is None:
+            return False
+        x, y = args
+        shape = ans.shape
+        forms = []
+        for a in args:
+            if _f8(a.value) and a.value.shape == shape:
+                forms.append("A")
+            elif _f8(a.value) and a.value.ndim <= ans.ndim:
+                forms.append("B")                      # broadcast: summed back
+            elif type(a.value) in _NUMBERS:
+                forms.append("S")
+            else:
+                return False
+        if "A" not in forms:
+            return False
+        b = node in self.bcast
+        if b and "B" in forms:
+            self.materialize(node, g)
+            b = False
+        if not b:
+            self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g}, "
+                      f"{self.v(node)}.dtype)")
+        targets = [(i, a) for i, a in enumerate(args) if self.wants(a)]
+        if not targets:
+            return True
+        self.mark(node)
+        for a, form in zip(args, forms):
+            if form != "S":
+                self.know_shape(a)
+            elif not (type(a) is Constant and a.tape is None):
+                self.mark(a)
+        vx, vy, va = self.v(x), self.v(y), self.v(node)
+        if kind == "mul" and unalias(x) is unalias(y) and x is y:
+            self.add(x, f"(2.0 * {g}) * {vx}" if b else f"2.0 * ({g} * {vx})", "general")
+            return True
+        n = ans.size
+        for i, a in targets:
+            other, vo = (y, vy) if i == 0 else (x, vx)
+            if forms[i] == "B":
+                text = self.template_text(kind, i, ["A", forms[1 - i]] if i == 0 else
+                                          [forms[0], "A"], g, b, vx, vy, va, vo, other, n)
+                self.add(a, self.summed(text, a.value.shape, shape), "general")
+                continue
+            text = self.template_text(kind, i, forms, g, b, vx, vy, va, vo, other, n)
+            self.add(a, text, "general" if forms[i] == "A" else "scalar")
+        return True
+
+    @staticmethod
+    def summed(text: str, xshape: tuple, shape: tuple) -> str:
+        """``text`` (shaped ``shape``) summed back to the broadcast operand's ``xshape``."""
+        lead = len(shape) - len(xshape)
+        axes = tuple(range(lead)) + tuple(lead + i for i, m in enumerate(xshape)
+                                          if m == 1 and shape[lead + i] != 1)
+        if not axes:
+            return text
+        return f"({text}).sum(axis={axes!r}).reshape({xshape!r})"
+
+    def matmul_template(self, node, g) -> bool:
+        """``x @ y`` of two float64 vectors of one shape: ``g * y`` and ``g * x``."""
+        args = node.args
+        if symbol(_PRODUCTS, node.fn) is None or len(args) != 2 or node.kwargs \
+                or node.fn_node is not None or type(node.value) is not np.float64:
+            return False
+        x, y = args
+        if not (_f8(x.value) and _f8(y.value) and x.value.ndim == 1
+                and x.value.shape == y.value.shape):
+            return False
+        self.mark(node)
+        for a, other in ((x, y), (y, x)):
+            if self.wants(a):
+                self.know_shape(a)
+                self.know_shape(other)
+                vo = self.v(other)
+                self.add(a, vo if g == "1.0" else f"{g} * {vo}", "general")
+        return True
+
+    def unary_template(self, node, g) -> bool:
+        """``exp``, ``log``, negation of a real scalar or a float64 array."""
+        form = symbol(_UNARY_FORMS, node.fn)
+        args = node.args
+        if form is None or len(args) != 1 or node.kwargs or node.fn_node is not None:
+            return False
+        x, ans = args[0], node.value
+        scalar = type(x.value) in (float, np.float64) and type(ans) is np.float64
+        if not (scalar or (_f8(ans) and _f8(x.value) and x.value.shape == ans.shape)):
+            return False
+        b = node in self.bcast
+        if not scalar and not b:
+            self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g}, "
+                      f"{self.v(node)}.dtype)")
+        if not self.wants(x):
+            return True
+        if b and form == "-{g}":
+            self.materialize(node, g)
+        self.mark(node)
+        self.mark(x)
+        self.add(x, form.format(g=g, x=self.v(x), ans=self.v(node)),
+                 "scalar" if scalar else "general")
+        return True
+
+    def template_text(self, kind, i, forms, g, b, vx, vy, va, vo, other, n) -> str:
+        """The adjoint of operand ``i`` (form 'A': an array of the result's shape, 'S': a
+        scalar) of ``x <kind> y``; ``b``: ``g`` is a scalar standing for a filled array."""
+        form, full = forms[i], self.bind(np.full, "_full")
+        other_a = forms[1 - i] == "A"
+        if kind in ("add", "sub"):
+            neg = kind == "sub" and i == 1
+            if form == "S":
+                text = f"{g} * {n}" if b else f"{g}.sum()"
+            else:
+                text = f"{full}({va}.shape, {g})" if b else g
+            return f"-({text})" if neg else text
+        if kind == "mul":
+            if form == "A":
+                if b and not other_a:
+                    return f"{full}({va}.shape, {g} * {vo})"
+                return f"{g} * {vo}"
+            return f"{g} * {vo}.sum()" if b else self.inner(g, vo, other)
+        if i == 0:                                     # x / y
+            if form == "A":
+                if b and not other_a:
+                    return f"{full}({va}.shape, {g} / {vy})"
+                return f"{g} / {vy}"
+            return f"({g} / {vy}).sum()"
+        if form == "A":
+            return f"-{g} * {va} / {vy}"
+        return f"-({g} * {va}.sum()) / {vy}" if b else f"-{self.inner(g, va, None)} / {vy}"
+
+    def inner(self, g, v, node) -> str:
+        """``sum(g * v)`` for arrays of one shape: one ``dot`` for vectors."""
+        value = node.value if node is not None else None
+        if value is not None and value.ndim == 1:
+            return f"{self.bind(np.dot, '_dot')}({g}, {v})"
+        return f"({g} * {v}).sum()"
+
+    def sum_template(self, node, g) -> bool:
+        """``sum(x)`` of a whole float64 array: the adjoint of ``x`` is ``g`` everywhere;
+        kept as the scalar when only a template reads it (``x`` used by the sum only)."""
+        if symbol(_SUMS, node.fn) is None or len(node.args) != 1 or node.kwargs \
+                or node.fn_node is not None or type(node.value) is not np.float64:
+            return False
+        x = node.args[0]
+        if not _f8(x.value) or not self.wants(x):
+            return True if _f8(x.value) else False
+        self.mark(node)
+        if type(x) is PrimitiveCall and self.uses.get(x) == 1 and x not in self.wrt \
+                and symbol(_BINARY, x.fn) is not None and self.state.get(x, 0) == 0 \
+                and not self.cond:
+            self.add(x, g, "general")
+            self.bcast.add(x)
+            return True
+        self.add(x, f"{self.bind(np.full, '_full')}({self.v(x)}.shape, {g})", "general")
+        return True
+
+    def materialize(self, node, g) -> None:
+        """A scalar standing for a filled array read by something else than a template."""
+        if node in self.bcast:
+            self.bcast.discard(node)
+            self.emit(f"{g} = {self.bind(np.full, '_full')}({self.v(node)}.shape, {g})")
