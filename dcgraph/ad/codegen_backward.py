@@ -10,6 +10,7 @@ import numpy as np
 
 from ..compiled.forward import DONE, ENTER, NODE  # noqa: F401
 from ..compiled.support import NotCompilable, literal_list, unalias, where
+from ..tracer import ops
 from ..tape import Argument, Constant, Node, Phi, PrimitiveCall, Return
 from .core import _FAST
 from .registry import _drop, load_deferred, lookup, primitive_name
@@ -250,6 +251,8 @@ class BackwardEmitter:
             n = self.lengths[unalias(args[0])]   # a list built here: its length then
             self.add(args[0], f"{self.v(args[1])} % {n}, {g}, None", "item")
             return
+        if rule.node is getitem_rule and self.tuple_item(node, g):
+            return
         if rule.node is getitem_rule and len(args) == 2 and type(args[1].value) is int \
                 and type(args[0].value) in (list, tuple):
             key = self.v(args[1])
@@ -266,6 +269,19 @@ class BackwardEmitter:
             self.array_read(node, args[0], args[1], g)
             return
         self.live_rule(node, g, rule.node)
+
+    def tuple_item(self, node, g) -> bool:
+        """``t[k]`` of a tuple built on the path at a constant position (unpacking): the
+        adjoint goes to the item itself, as ``build_seq_rule`` would pass it on."""
+        c, key = node.args
+        t = unalias(c)
+        if not (type(key) is Constant and key.tape is None and type(key.value) is int
+                and type(t) is PrimitiveCall and t.fn is ops.build_tuple and not t.kwargs
+                and -len(t.args) <= key.value < len(t.args)):
+            return False
+        item = t.args[key.value]
+        self.add(item, g, _mode(item))
+        return True
 
     def live_rule(self, node, g, rule) -> None:
         """Emit a call of a node rule (or in-place rule) on ``Live`` stand-ins."""
@@ -300,6 +316,13 @@ class BackwardEmitter:
         fn = self.bind(add_array_read)
         expr = f"{fn}({self.g(a) if st else 'None'}, {self.v(a)}, {self.v(key)}, {g}, " \
                f"v{self.ids[node]})"
+        if st == SURE and a in owned and type(key.value) in (int, slice) \
+                and type(a.value) is np.ndarray:          # into the buffer, inline
+            self.mark(key)
+            if type(node.value) is np.ndarray:
+                self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g})")
+            self.emit(f"{self.g(a)}[{self.v(key)}] += {g}")
+            return
         if st and a not in owned:
             self.add(a, f"{fn}(None, {self.v(a)}, {self.v(key)}, {g}, v{self.ids[node]})",
                      "general")
