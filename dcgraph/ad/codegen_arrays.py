@@ -30,6 +30,7 @@ _UNARY = dict.fromkeys([operator.neg, np.negative, np.exp, np.log, np.sqrt, np.l
 _PRODUCTS = dict.fromkeys([operator.matmul, np.matmul, np.dot], True)
 _UNARY_FORMS = {np.exp: "{g} * {ans}", np.log: "{g} / {x}", np.negative: "-{g}",
                 operator.neg: "-{g}"}
+_POWERS = dict.fromkeys([operator.pow, operator.ipow], True)
 _SUMS = dict.fromkeys([np.sum, np.ndarray.sum], True)
 _NUMBERS = (float, np.float64, int)
 
@@ -227,6 +228,27 @@ class ArrayTemplates:
         if value is not None and value.ndim == 1:
             return f"{self.bind(np.dot, '_dot')}({g}, {v})"
         return f"({g} * {v}).sum()"
+
+    def power_template(self, node, g) -> bool:
+        """``x ** n`` of a real scalar ``x`` and a literal int ``n >= 1``: ``g * n * x ** (n
+        - 1)``, as the rule computes it."""
+        args = node.args
+        if symbol(_POWERS, node.fn) is None or len(args) != 2 or node.kwargs \
+                or node.fn_node is not None:
+            return False
+        x, y = args
+        if not (type(x.value) in (float, np.float64) and type(node.value) is type(x.value)
+                and type(y) is Constant and y.tape is None and type(y.value) is int
+                and y.value >= 1):
+            return False
+        if self.wants(x):
+            self.mark(x)
+            self.mark(node)
+            n, vx = y.value, self.v(x)
+            text = g if n == 1 else f"{g} * {n} * {vx}" if n == 2 else \
+                f"{g} * {n} * {vx} ** {n - 1}"
+            self.add(x, text, "scalar")
+        return True
 
     def sum_template(self, node, g) -> bool:
         """``sum(x)`` of a whole float64 array: the adjoint of ``x`` is ``g`` everywhere;

@@ -186,7 +186,8 @@ class BackwardEmitter:
         for x in list(args) + list(kwargs.values()):
             self.mark(x)
         if self.array_template(node, g) or self.sum_template(node, g) \
-                or self.matmul_template(node, g) or self.unary_template(node, g):
+                or self.matmul_template(node, g) or self.unary_template(node, g) \
+                or self.power_template(node, g):
             return
         self.materialize(node, g)
         ans, f2, f1 = self.v(node), rule.fast2, rule.fast1

@@ -299,6 +299,10 @@ class PathCode:
             self.folded.add(it)
             self.val[node] = repr(node.value) if node.value >= 0 else f"({node.value!r})"
             return guard
+        if type(node.value) is int and self.folds(node):     # ints known at compile time
+            self.steps[node] = node.value
+            self.val[node] = repr(node.value) if node.value >= 0 else f"({node.value!r})"
+            return []
         if fn is operator.getitem and len(a) == 2 and not node.kwargs and a[1].isdigit() \
                 and type(node.args[0].value) in (list, tuple):
             seen = (a[0], a[1])                   # xs[3] read again: the same item (lists
@@ -322,6 +326,14 @@ class PathCode:
         kw = [f"{n}={self.v(x)}" if n.isidentifier() and not keyword.iskeyword(n)
               else f"**{{{self.bind(n, '_key')}: {self.v(x)}}}" for n, x in node.kwargs.items()]
         return [f"v{k} = {callee or self.bind(fn)}({', '.join(a + kw)})"]
+
+    def folds(self, node) -> bool:
+        """Is ``node`` integer arithmetic on ints known at compile time (literals, steps of
+        constant ranges, such folded results)? Its value is then the recorded one."""
+        if node.kwargs or node.fn_node is not None or symbol(_STABLE_OPS, node.fn) is None:
+            return False
+        return all(type(x.value) is int and ((type(x) is Constant and x.tape is None)
+                                             or unalias(x) in self.steps) for x in node.args)
 
     @staticmethod
     def int_range(node) -> bool:
