@@ -53,7 +53,7 @@ def value_and_grad(f, argnums=0):
         if nums_n is None:
             nums_n = checked[len(args)] = _normalised(argnums, len(args))
         key = cache.key(args, kwargs)
-        hit = cache.run(key, args, kwargs)
+        hit = cache.run(key, args, kwargs) if key is not None else None
         if hit is not None:
             value, adjoints, cg, binding = hit
             if single:
@@ -238,7 +238,7 @@ class GradientCache:
     def run(self, key, args, kwargs):
         """``(value, adjoints, path, binding)`` from a compiled path (``adjoints``: those of
         ``path.wrt``, in order), or None: trace instead."""
-        entries = self.paths.get(key) if key is not None else None
+        entries = self.paths.get(key)
         if not entries:
             return None
         stats = self.stats

@@ -56,6 +56,7 @@ class GradientCode(ArrayTemplates, BackwardEmitter, PathCode):
         lines = self.shape_guard_lines() + seed + [f"{n} = None" for n in dict.fromkeys(self.init)]
         lines += (["_ls = _LS()"] if self.uses_live else []) + self.bwd
         outs = "".join((self.g(w) if self.state.get(w) else "None") + ", " for w in self.wrt)
+        self.ns["_fresh"] = tuple(w in self.fresh for w in self.wrt)   # no copy needed
         return lines, f"{result}, ({outs})"
 
     def guards_callee(self, node) -> bool:

@@ -47,7 +47,10 @@ class ArrayTemplates:
         self.known_shapes: set = set()     # nodes whose recorded shape and dtype hold
         self.shape_guards: list = []       # nodes guarded after the forward code
         self.bcast: set = set()            # nodes whose adjoint is a scalar standing for
-        uses: dict = {}                    # a filled array
+                                           # a filled array
+        self.dense: set = set()            # nodes whose adjoint is an ndarray (or None)
+        self.fresh: set = set()            # ... an array made in the call, shared with nothing
+        uses: dict = {}
         for node in tape.walk():
             for x in node.inputs:
                 uses[x] = uses.get(x, 0) + 1
@@ -113,7 +116,7 @@ class ArrayTemplates:
         if b and "B" in forms:
             self.materialize(node, g)
             b = False
-        if not b:
+        if not b and node not in self.dense:
             self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g}, "
                       f"{self.v(node)}.dtype)")
         targets = [(i, a) for i, a in enumerate(args) if self.wants(a)]
@@ -127,7 +130,7 @@ class ArrayTemplates:
                 self.mark(a)
         vx, vy, va = self.v(x), self.v(y), self.v(node)
         if kind == "mul" and unalias(x) is unalias(y) and x is y:
-            self.add(x, f"(2.0 * {g}) * {vx}" if b else f"2.0 * ({g} * {vx})", "general")
+            self.add(x, f"(2.0 * {g}) * {vx}" if b else f"2.0 * ({g} * {vx})", "array")
             return True
         n = ans.size
         for i, a in targets:
@@ -135,10 +138,10 @@ class ArrayTemplates:
             if forms[i] == "B":
                 text = self.template_text(kind, i, ["A", forms[1 - i]] if i == 0 else
                                           [forms[0], "A"], g, b, vx, vy, va, vo, other, n)
-                self.add(a, self.summed(text, a.value.shape, shape), "general")
+                self.add(a, self.summed(text, a.value.shape, shape), "array")
                 continue
             text = self.template_text(kind, i, forms, g, b, vx, vy, va, vo, other, n)
-            self.add(a, text, "general" if forms[i] == "A" else "scalar")
+            self.add(a, text, "array" if forms[i] == "A" else "scalar")
         return True
 
     @staticmethod
@@ -167,7 +170,7 @@ class ArrayTemplates:
                 self.know_shape(a)
                 self.know_shape(other)
                 vo = self.v(other)
-                self.add(a, vo if g == "1.0" else f"{g} * {vo}", "general")
+                self.add(a, vo if g == "1.0" else f"{g} * {vo}", "array")
         return True
 
     def unary_template(self, node, g) -> bool:
@@ -181,7 +184,7 @@ class ArrayTemplates:
         if not (scalar or (_f8(ans) and _f8(x.value) and x.value.shape == ans.shape)):
             return False
         b = node in self.bcast
-        if not scalar and not b:
+        if not scalar and not b and node not in self.dense:
             self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g}, "
                       f"{self.v(node)}.dtype)")
         if not self.wants(x):
@@ -191,7 +194,7 @@ class ArrayTemplates:
         self.mark(node)
         self.mark(x)
         self.add(x, form.format(g=g, x=self.v(x), ans=self.v(node)),
-                 "scalar" if scalar else "general")
+                 "scalar" if scalar else "array")
         return True
 
     def template_text(self, kind, i, forms, g, b, vx, vy, va, vo, other, n) -> str:
@@ -263,10 +266,10 @@ class ArrayTemplates:
         if type(x) is PrimitiveCall and self.uses.get(x) == 1 and x not in self.wrt \
                 and symbol(_BINARY, x.fn) is not None and self.state.get(x, 0) == 0 \
                 and not self.cond:
-            self.add(x, g, "general")
+            self.add(x, g, "array")
             self.bcast.add(x)
             return True
-        self.add(x, f"{self.bind(np.full, '_full')}({self.v(x)}.shape, {g})", "general")
+        self.add(x, f"{self.bind(np.full, '_full')}({self.v(x)}.shape, {g})", "array")
         return True
 
     def materialize(self, node, g) -> None:

@@ -6,6 +6,8 @@ lengths ``dcgraph.compiled.support`` derived (the rule sees ``Live`` stand-ins k
 a list version read by a rule that needs its contents must not grow afterwards."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..compiled.forward import DONE, ENTER, NODE  # noqa: F401
@@ -35,6 +37,7 @@ TEMPLATES = {
     (tanh_vjp, 1): "{g} * (1.0 - {ans} * {ans})", (expm1_vjp, 1): "{g} * ({ans} + 1.0)",
     (atan_vjp, 1): "{g} / (1.0 + {x} * {x})", (tan_vjp, 1): "{g} * (1.0 + {ans} * {ans})",
 }
+_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 NONE, MAYBE, SURE = 0, 1, 2              # is a node's adjoint variable set at this point?
 UNIT = "1.0"                             # the seed of a real scalar output, handed on as text
 
@@ -91,6 +94,13 @@ class BackwardEmitter:
         self.mark(target)
         self.owned.discard(target)
         st = self.state.get(target, NONE)
+        if mode == "array":              # an ndarray, never None (a template's)
+            if st == NONE:
+                self.dense.add(target)
+            elif target not in self.dense:
+                mode = "general"
+        else:
+            self.dense.discard(target)
         if st == NONE and not self.cond and mode == "scalar" and (
                 expr == self.giveable or expr == UNIT):      # a literal is shared freely
             self.gname[target] = expr                        # hand the variable on
@@ -116,6 +126,11 @@ class BackwardEmitter:
         sure = st == SURE or (mode not in ("general", "replace") and not self.cond)
         self.state[target] = SURE if sure else MAYBE
         self.emit(line)
+        made = mode == "array" and (st == SURE or not _BARE.match(expr))
+        if made and (not self.cond or st == NONE or target in self.fresh):
+            self.fresh.add(target)       # an array made here, referenced by nothing else
+        else:
+            self.fresh.discard(target)
 
     def grown(self, node, g, rule) -> None:
         """Pull back through ``append``/``extend`` of a list built on the path. ``append`` at
@@ -204,7 +219,8 @@ class BackwardEmitter:
             self.add(args[0], self.vjp_text(f1, g, ans, vals, self.reals(node, vals, ans)),
                      "scalar")
             return
-        if type(node.value) is np.ndarray and (rule.vjps is not None or not rule.sparse):
+        if type(node.value) is np.ndarray and (rule.vjps is not None or not rule.sparse) \
+                and node not in self.dense:
             self.emit(f"if _type({g}) is _Sparse: {g} = _dense({ans}.shape, {g}, {ans}.dtype)")
         if rule.vjps is None:
             self.node_rule(node, g, rule)
@@ -320,7 +336,7 @@ class BackwardEmitter:
         if st == SURE and a in owned and type(key.value) in (int, slice) \
                 and type(a.value) is np.ndarray:          # into the buffer, inline
             self.mark(key)
-            if type(node.value) is np.ndarray:
+            if type(node.value) is np.ndarray and node not in self.dense:
                 self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g})")
             self.emit(f"{self.g(a)}[{self.v(key)}] += {g}")
             return
@@ -334,6 +350,7 @@ class BackwardEmitter:
                 self.init.append(name)
             self.state[a] = SURE if st == SURE or not self.cond else MAYBE
             self.emit(f"{name} = {expr}")
+            self.fresh.add(a)
         owned.add(a)
 
 

@@ -21,6 +21,8 @@ from ..compiled.plan import NO_VALUE, structure, structure_key  # noqa: F401
 from ..compiled.support import GuardFailed, NotCompilable, check_supported, where
 from .codegen import GradientCode
 from .core import Sweep
+from numpy import ndarray
+
 from .values import Sparse, carries, dense_array, densify
 
 __all__ = ["compile_gradient", "CompiledGradient", "GuardFailed", "NotCompilable",
@@ -138,6 +140,7 @@ class CompiledGradient(CompiledPath):
     def __init__(self, source: str, namespace: dict, wrt: list, nodes: list):
         super().__init__(source, namespace, nodes, "compiled gradient")
         self.wrt, self._slots = wrt, {}
+        self.fresh = namespace.get("_fresh") or (False,) * len(wrt)   # arrays made per call
 
     def __call__(self, args, kwargs):
         value, adjoints = self._fn(args, kwargs)
@@ -150,12 +153,16 @@ class CompiledGradient(CompiledPath):
         if slot is None:
             node, pos = binding.slots[i]
             k = self.wrt.index(node) if node in self.wrt else None
-            slot = self._slots[i] = (k, pos)
-        k, pos = slot
+            slot = self._slots[i] = (k, pos, k is not None and pos is None and self.fresh[k])
+        k, pos, fresh = slot
         g = None if k is None else adjoints[k]
         if pos is not None:
             g = g.get(pos) if type(g) is Sparse else None
-        return densify(args[i], g)
+        value = args[i]
+        if fresh and type(g) is ndarray and type(value) is ndarray and g.shape == value.shape \
+                and g.dtype == value.dtype and value.dtype.kind == "f":
+            return g                         # made by this call: no copy
+        return densify(value, g)
 
 
 def compile_gradient(tape, wrt=None, args=(), kwargs=None, f=None, seed=None) -> CompiledGradient:

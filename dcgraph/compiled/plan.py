@@ -103,7 +103,7 @@ def structure(value):
             return t, types_
         return t, tuple(map(structure, value))
     if t is np.ndarray:
-        return t, value.shape, value.dtype.str
+        return t, value.shape, value.dtype
     if t is dict:
         return t, tuple(value), tuple(map(structure, value.values()))
     if isinstance(value, tuple):
@@ -112,5 +112,9 @@ def structure(value):
 
 
 def structure_key(args: tuple, kwargs: dict):
-    """The cache key of a call: the structure of each argument and the keyword names."""
+    """The cache key of a call: the structure of each argument and the keyword names (a
+    call without keywords: the tuple of the arguments' structures alone; it never equals a
+    key with keywords, whose second entry is a tuple of names)."""
+    if not kwargs:
+        return tuple(map(structure, args))
     return tuple(map(structure, args)), tuple(kwargs), tuple(map(structure, kwargs.values()))
