@@ -18,6 +18,7 @@ import numpy as np
 
 from ..compiled.support import symbol, unalias
 from ..tape import Constant, PrimitiveCall
+from ..tracer import ops
 
 __all__ = ["ArrayTemplates", "F8"]
 
@@ -73,7 +74,7 @@ class ArrayTemplates:
                     self.know_shape(a)
                 elif not (type(a) is Constant and a.tape is None):
                     self.mark(a)
-            self.mark(u)
+            self.implied.add(u)           # its type too: no guard of its own
             return
         self.shape_guards.append(u)
 
@@ -110,7 +111,7 @@ class ArrayTemplates:
                 forms.append("S")
             else:
                 return False
-        if "A" not in forms:
+        if forms == ["S", "S"]:
             return False
         b = node in self.bcast
         if b and "B" in forms:
@@ -272,8 +273,40 @@ class ArrayTemplates:
         self.add(x, f"{self.bind(np.full, '_full')}({self.v(x)}.shape, {g})", "array")
         return True
 
+    def reshaping_read(self, node, a, key, g) -> bool:
+        """``a[:, None]``, ``a[None]``, ``a[...]`` (every element, in order; the key built
+        from literals): the adjoint of ``a`` is ``g`` reshaped."""
+        if not (_f8(a.value) and _f8(node.value) and node.value.size == a.value.size
+                and _whole(key.value) and _literal(key)):
+            return False
+        if node not in self.dense:
+            self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g})")
+        self.know_shape(a)
+        self.mark(node)
+        st = self.state.get(a, 0)
+        self.add(a, f"{g}.reshape({a.value.shape!r})", "array")
+        if st == 0:
+            self.fresh.discard(a)          # a view of g
+        return True
+
     def materialize(self, node, g) -> None:
         """A scalar standing for a filled array read by something else than a template."""
         if node in self.bcast:
             self.bcast.discard(node)
             self.emit(f"{g} = {self.bind(np.full, '_full')}({self.v(node)}.shape, {g})")
+
+
+def _whole(key) -> bool:
+    """Does this index select every element, in order (full slices, None, Ellipsis)?"""
+    keys = key if type(key) is tuple else (key,)
+    return all(k is None or k is Ellipsis or (type(k) is slice and k == slice(None))
+               for k in keys)
+
+
+def _literal(node, depth: int = 0) -> bool:
+    """Is ``node``'s value built from literal constants only (the same on every call)?"""
+    if type(node) is Constant:
+        return node.tape is None
+    return type(node) is PrimitiveCall and depth < 3 and node.fn in (slice, ops.build_tuple) \
+        and not node.kwargs and node.fn_node is None \
+        and all(_literal(x, depth + 1) for x in node.args)

@@ -92,8 +92,11 @@ class BackwardEmitter:
         if not self.wants(target):
             return
         self.mark(target)
-        self.owned.discard(target)
         st = self.state.get(target, NONE)
+        if mode == "array" and st == SURE and target in self.owned and target in self.dense:
+            self.emit(f"{self.g(target)} += {expr}")     # into its own buffer
+            return
+        self.owned.discard(target)
         if mode == "array":              # an ndarray, never None (a template's)
             if st == NONE:
                 self.dense.add(target)
@@ -283,6 +286,8 @@ class BackwardEmitter:
             return
         if rule.node is getitem_rule and len(args) == 2 and not node.kwargs \
                 and type(args[0].value) is np.ndarray and args[0].value.dtype.kind in "fc":
+            if self.wants(args[0]) and self.reshaping_read(node, args[0], args[1], g):
+                return
             self.array_read(node, args[0], args[1], g)
             return
         self.live_rule(node, g, rule.node)
@@ -351,6 +356,7 @@ class BackwardEmitter:
             self.state[a] = SURE if st == SURE or not self.cond else MAYBE
             self.emit(f"{name} = {expr}")
             self.fresh.add(a)
+            self.dense.add(a)
         owned.add(a)
 
 

@@ -64,6 +64,7 @@ class PathCode:
         self.inplace: dict = {}          # in-place operator call -> its one-line form
         self.callee_guard: dict = {}     # call of a computed callable -> its guard
         self.relevant: set = set()       # nodes whose runtime type must be the recorded one
+        self.implied: set = set()        # ... or whose type later guards imply
         self.steps: dict = {}            # next_item of a constant range -> its known int
         self.folded: set = set()         # iterators of constant ranges (steps known)
         self.seen: dict = {}             # reads done once: globals, list items, name guards
@@ -152,7 +153,7 @@ class PathCode:
             lines += chunk
             if phase == NODE and type(node) is PrimitiveCall and node not in self.made \
                     and node.mutates is None and not self.stable(node, known):
-                if node not in self.relevant:
+                if node not in self.relevant or node in self.implied:
                     continue
                 test = f"_type({self.v(node)}) is not {self.bind(type(node.value))}"
                 if test not in guarded:           # a value read once, used by several nodes
