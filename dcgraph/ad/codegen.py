@@ -52,6 +52,7 @@ class GradientCode(ArrayTemplates, BackwardEmitter, PathCode):
             self.backward(node, phase)
         for node in list(self.slots):             # root arguments read at positions
             self.flush(node)
+        self.imply_types()
         seed = [] if unit else [f"_s = _seed({result})"]    # its type is guarded
         lines = self.shape_guard_lines() + seed + [f"{n} = None" for n in dict.fromkeys(self.init)]
         lines += (["_ls = _LS()"] if self.uses_live else []) + self.bwd

@@ -16,6 +16,7 @@ import operator
 
 import numpy as np
 
+from ..compiled.forward import tuple_item
 from ..compiled.support import symbol, unalias
 from ..tape import Constant, PrimitiveCall
 from ..tracer import ops
@@ -63,6 +64,10 @@ class ArrayTemplates:
     def know_shape(self, x) -> None:
         """Make sure ``x`` (a float64 array) has its recorded shape and dtype at run time."""
         u = unalias(x)
+        while type(u) is PrimitiveCall and tuple_item(u) is not None:
+            self.implied.add(u)               # an item of a tuple display: the item's
+            self.known_shapes.add(u)
+            u = unalias(tuple_item(u))
         if u in self.known_shapes:
             return
         self.known_shapes.add(u)
@@ -76,7 +81,64 @@ class ArrayTemplates:
                     self.mark(a)
             self.implied.add(u)           # its type too: no guard of its own
             return
+        if type(u) is PrimitiveCall and u.fn is operator.getitem and len(u.args) == 2 \
+                and not u.kwargs and u.fn_node is None and _f8(u.value) \
+                and _f8(u.args[0].value) and _literal(u.args[1]) \
+                and self._whole_or_slices(u.args[1].value):
+            self.know_shape(u.args[0])    # a literal slice of a known array
+            self.implied.add(u)
+            return
         self.shape_guards.append(u)
+
+    def imply_types(self) -> None:
+        """Leave out the type guards of nodes whose types the other guards imply: reads of
+        a known array at literal positions, sums of known arrays, and ufuncs and arithmetic
+        on float64 scalars of known types (their result is a float64 scalar)."""
+        known = self.known_shapes
+        changed = True
+        while changed:
+            changed = False
+            for u in list(self.relevant):
+                if u in self.implied or type(u) is not PrimitiveCall or u.kwargs \
+                        or u.fn_node is not None:
+                    continue
+                if self._implied_type(u, known):
+                    self.implied.add(u)
+                    changed = True
+
+    def _implied_type(self, u, known) -> bool:
+        fn, args, value = u.fn, u.args, u.value
+        item = tuple_item(u)
+        if item is not None:                  # the item's type, guarded or implied
+            item = unalias(item)
+            if type(item) is PrimitiveCall and item not in self.relevant:
+                self.relevant.add(item)
+            return type(item) is PrimitiveCall or item in known
+        if fn is operator.getitem and len(args) == 2:
+            a = unalias(args[0])
+            return a in known and _f8(a.value) and _literal(args[1]) and (
+                (type(value) is np.float64 and type(args[1].value) is int and a.value.ndim == 1)
+                or (_f8(value) and type(args[1].value) in (slice, tuple)
+                    and (u in known or self._whole_or_slices(args[1].value))))
+        if type(value) is not np.float64:
+            return False
+        if symbol(_SUMS, fn) is not None:
+            return len(args) == 1 and unalias(args[0]) in known and _f8(args[0].value)
+        if symbol(_BINARY, fn) is None and symbol(_UNARY, fn) is None:
+            return False
+        for x in args:
+            t, ux = type(x.value), unalias(x)
+            if t not in _NUMBERS or t is bool:
+                return False
+            if not ((type(x) is Constant and x.tape is None) or ux in self.implied
+                    or (ux in self.relevant and type(ux) is PrimitiveCall)):
+                return False
+        return True
+
+    @staticmethod
+    def _whole_or_slices(key) -> bool:
+        keys = key if type(key) is tuple else (key,)
+        return all(k is None or type(k) is slice for k in keys)
 
     def shape_guard_lines(self) -> list:
         """The guards of ``shape_guards`` (lines run after the forward code)."""
@@ -264,6 +326,7 @@ class ArrayTemplates:
         if not _f8(x.value) or not self.wants(x):
             return True if _f8(x.value) else False
         self.mark(node)
+        self.know_shape(x)
         if type(x) is PrimitiveCall and self.uses.get(x) == 1 and x not in self.wrt \
                 and symbol(_BINARY, x.fn) is not None and self.state.get(x, 0) == 0 \
                 and not self.cond:

@@ -32,7 +32,7 @@ from ..tape.printing import BINARY_SYMBOLS, UNARY_SYMBOLS
 from ..tracer import ops
 from .support import NotCompilable, literal_list, symbol, unalias, where
 
-__all__ = ["PathCode", "ENTER", "NODE", "DONE", "inline", "FAST"]
+__all__ = ["PathCode", "ENTER", "NODE", "DONE", "inline", "tuple_item", "FAST"]
 
 ENTER, NODE, DONE = 0, 1, 2              # event phases: a nested call is entered, then done
 FAST = frozenset({float, int, bool, np.float64, np.float32, np.float16, np.longdouble})
@@ -171,6 +171,8 @@ class PathCode:
         fn = node.fn
         if fn is ops.next_item:
             return node in self.steps or self.range_step(node)
+        if (fn is ops.build_tuple or fn is slice) and not node.kwargs and node.fn_node is None:
+            return True                   # a tuple display, a slice: always that type
         if node.kwargs or node.fn_node is not None or not self.known(node.args, known):
             return False
         return symbol(_STABLE_OPS, fn) is not None or (
@@ -300,6 +302,10 @@ class PathCode:
             self.folded.add(it)
             self.val[node] = repr(node.value) if node.value >= 0 else f"({node.value!r})"
             return guard
+        item = tuple_item(node)
+        if item is not None and unalias(node.args[0]) not in self.made:
+            self.alias(node, item)            # unpacking a tuple built on the path
+            return []
         if type(node.value) is int and self.folds(node):     # ints known at compile time
             self.steps[node] = node.value
             self.val[node] = repr(node.value) if node.value >= 0 else f"({node.value!r})"
@@ -359,6 +365,20 @@ class PathCode:
         else:
             raise NotCompilable(f"a branch on {op!r} ({where(node)})")
         return [f"if not ({test}): raise _GF({k})" if node.taken else f"if {test}: raise _GF({k})"]
+
+
+def tuple_item(node):
+    """The item ``t[k]`` reads when ``t`` is a tuple display on the path and ``k`` a literal
+    int (how unpacking is recorded), else None."""
+    if node.fn is not operator.getitem or len(node.args) != 2 or node.kwargs \
+            or node.fn_node is not None:
+        return None
+    t, key = unalias(node.args[0]), node.args[1]
+    if type(t) is PrimitiveCall and t.fn is ops.build_tuple and not t.kwargs \
+            and type(key) is Constant and key.tape is None and type(key.value) is int \
+            and -len(t.args) <= key.value < len(t.args):
+        return t.args[key.value]
+    return None
 
 
 def inline(fn, a, sym, node) -> str | None:
