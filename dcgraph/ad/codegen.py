@@ -3,7 +3,8 @@
 ``GradientCode`` is the ``PathCode`` subclass ``compile_gradient`` hands to
 ``dcgraph.compiled.compile_path``: the body of ``compiled(_a, _kw) -> (value, adjoints)``
 recomputes the path (the forward code), then pulls the seed back as ``core.Sweep`` does, node
-by node in the same order: scalar operators and ``math`` functions inline, other primitives
+by node in the same order: scalar operators and ``math`` functions inline, float64 array
+arithmetic, sums and reads by the templates of ``codegen_arrays``, other primitives
 through their registered rules (value rules on values, node rules on ``Live`` stand-ins through
 a ``LiveSweep``). Nodes that do not depend on ``wrt`` get no backward code. ``adjoints`` are
 those of ``wrt``, in order (None where nothing flowed). What only emission finds unsupported

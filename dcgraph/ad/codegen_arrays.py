@@ -38,7 +38,8 @@ _NUMBERS = (float, np.float64, int)
 
 
 def _f8(value) -> bool:
-    return type(value) is np.ndarray and value.dtype is F8
+    """A float64 array (native byte order; unpickled arrays have equal, other dtype objects)."""
+    return type(value) is np.ndarray and value.dtype == F8
 
 
 class ArrayTemplates:
@@ -149,7 +150,8 @@ class ArrayTemplates:
         for u in self.shape_guards:
             v = self.v(u)
             out.append(f"if _type({v}) is not {nd} or {v}.shape != {u.value.shape!r} or "
-                       f"{v}.dtype is not {f8}: raise _GF({self.ids.get(u, 0)})")
+                       f"({v}.dtype is not {f8} and {v}.dtype != {f8}): "
+                       f"raise _GF({self.ids.get(u, 0)})")
         return out
 
     # -- templates ---------------------------------------------------------------------------

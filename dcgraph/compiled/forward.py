@@ -5,12 +5,15 @@
 inlined; phis and bound arguments are aliases; lists built on the path are built again, with
 their ``append``/``extend`` calls) and raises ``_GF(k)`` where the arguments would send control
 elsewhere (branches, loop exits, caught exceptions of another class, rebound globals, other
-callables, value types that later code relies on). A ``raise`` in traced code is not executed:
+callables, value types that later code relies on). Int arithmetic on ints known when compiling
+(literals, steps of constant ranges) is folded, and items of tuple displays are read directly
+(unpacking). A ``raise`` in traced code is not executed:
 the path already continues at the handler that caught it, whose match is guarded.
 
 Subclasses add a backward pass (``dcgraph.ad.codegen.GradientCode``) through three hooks:
 ``tail(ret, result)`` (lines after the forward code and the returned expression),
-``guards_callee(node)`` and ``relevant`` (nodes whose runtime type must be the recorded one).
+``guards_callee(node)``, ``relevant`` (nodes whose runtime type must be the recorded one) and
+``implied`` (nodes among them whose type guards the backward pass adds imply).
 ``nodes[k]`` is node ``k``; ``big`` names variables holding large arrays; ``plan`` maps root
 arguments (and globals) to expressions (``plan``); ``lengths`` is ``check_supported``'s result.
 Only ast-safe text goes into the source: generated names, reprs of numbers, identifiers checked
