@@ -180,3 +180,14 @@ def test_keyword_and_positional_calls_keep_separate_paths():
     np.testing.assert_allclose(g1, np.exp(x))
     np.testing.assert_allclose(g2, 2.0 * np.exp(x))
     assert vg.compiled.stats["compiles"] == 2 and math.isclose(vg(x)[0], np.exp(x).sum())
+
+
+@pytest.mark.parametrize("f, args", CASES[:4], ids=[f.__name__ for f, _ in CASES[:4]])
+def test_second_derivatives_through_the_templates(f, args):
+    """``hessian`` traces the generated gradient code (templates included)."""
+    H = ad.hessian(f)(*args)
+    g = ad.grad(f)
+    x, h = np.asarray(args[0], float), 1e-5
+    fd = np.array([(g(x + h * e, *args[1:]) - g(x - h * e, *args[1:])) / (2 * h)
+                   for e in np.eye(x.size)])
+    np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-6)
