@@ -345,6 +345,21 @@ class BackwardEmitter:
                 self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g})")
             self.emit(f"{self.g(a)}[{self.v(key)}] += {g}")
             return
+        if st == NONE and not self.cond and type(key.value) in (int, slice) \
+                and type(a.value) is np.ndarray and a.value.dtype == np.float64:
+            self.know_shape(a)                            # a new buffer, inline
+            self.mark(key)
+            self.mark(a)
+            if type(node.value) is np.ndarray and node not in self.dense:
+                self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g})")
+            name = self.g(a)
+            self.emit(f"{name} = {self.bind(np.zeros, '_zeros')}({a.value.shape!r})")
+            self.emit(f"{name}[{self.v(key)}] = {g}")
+            self.state[a] = SURE
+            self.fresh.add(a)
+            self.dense.add(a)
+            owned.add(a)
+            return
         if st and a not in owned:
             self.add(a, f"{fn}(None, {self.v(a)}, {self.v(key)}, {g}, v{self.ids[node]})",
                      "general")

@@ -56,7 +56,8 @@ CASES = [(rats_vec, np.linspace(-1.0, 2.0, 15)), (repeated_fancy, np.array([1.0,
 def test_array_reads_compile_into_one_buffer_and_match_the_sweep(f, x):
     value, grads, tape, binding, wrt = reference(f, (x,), (0,))
     cg = compile_gradient(tape, wrt, (x,), {}, f, _scalar_seed)
-    assert "add_array_read(" in cg.source and "getitem_rule" not in cg.source
+    assert ("add_array_read(" in cg.source or "= _zeros(" in cg.source) \
+        and "getitem_rule" not in cg.source          # one buffer (inline when it can be)
     for s in (1.0, 1.01):
         new = (x * s,)
         want_value, want, *_ = reference(f, new, (0,))
