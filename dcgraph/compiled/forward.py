@@ -333,6 +333,10 @@ class PathCode:
             expr = inline(fn, a, sym, node)
             if expr is not None:
                 return [f"v{k} = {expr}"]
+        if fn is np.sum and len(a) == 1 and not node.kwargs and callee is None \
+                and type(node.args[0].value) is np.ndarray:
+            self.mark(node.args[0])               # the method np.sum calls, without its
+            return [f"v{k} = {a[0]}.sum()"]       # dispatch (the type is guarded)
         kw = [f"{n}={self.v(x)}" if n.isidentifier() and not keyword.iskeyword(n)
               else f"**{{{self.bind(n, '_key')}: {self.v(x)}}}" for n, x in node.kwargs.items()]
         return [f"v{k} = {callee or self.bind(fn)}({', '.join(a + kw)})"]
