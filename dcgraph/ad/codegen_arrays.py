@@ -200,10 +200,12 @@ class ArrayTemplates:
         n = ans.size
         for i, a in targets:
             other, vo = (y, vy) if i == 0 else (x, vx)
-            if forms[i] == "B":
-                text = self.template_text(kind, i, ["A", forms[1 - i]] if i == 0 else
+            if forms[i] == "B":                  # x - y: y's adjoint negated once summed
+                k2 = "add" if kind == "sub" and i == 1 else kind
+                text = self.template_text(k2, i, ["A", forms[1 - i]] if i == 0 else
                                           [forms[0], "A"], g, b, vx, vy, va, vo, other, n)
-                self.add(a, self.summed(text, a.value.shape, shape), "array")
+                text = self.summed(text, a.value.shape, shape)
+                self.add(a, text if k2 == kind else f"-({text})", "array")
                 continue
             text = self.template_text(kind, i, forms, g, b, vx, vy, va, vo, other, n)
             self.add(a, text, "array" if forms[i] == "A" else "scalar")
@@ -217,6 +219,10 @@ class ArrayTemplates:
                                           if m == 1 and shape[lead + i] != 1)
         if not axes:
             return text
+        if not lead:
+            return f"({text}).sum(axis={axes!r}, keepdims=True)"
+        if len(axes) == lead:
+            return f"({text}).sum(axis={axes!r})"
         return f"({text}).sum(axis={axes!r}).reshape({xshape!r})"
 
     def matmul_template(self, node, g) -> bool:
