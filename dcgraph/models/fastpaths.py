@@ -96,10 +96,20 @@ def _scalar(v) -> bool:
 
 
 def _normal_fused_lp(d, x):
-    """Normal's summed log density on arrays, keeping ``z = (x - loc) / scale`` for the gradient."""
+    """Normal's summed log density on arrays, keeping ``z = (x - loc) / scale`` (and, for a
+    vector ``z`` and a positive float ``scale``, ``z @ z`` and ``1 / scale``) for the gradient."""
     loc, scale = d.params
-    z = (x - loc) / scale
-    d._cache = (x, z)
+    z = x - loc
+    ts = type(scale)
+    if type(z) is np.ndarray and z.ndim == 1 and (ts is float or ts is np.float64) and scale > 0 \
+            and z.dtype == np.float64:
+        inv = 1.0 / scale
+        z *= inv                                   # z is this call's own array
+        zz = float(z @ z)
+        d._cache = (x, z, zz, inv, None)
+        return -0.5 * zz - z.size * (math.log(scale) + 0.5 * LOG_2PI)
+    z = z / scale
+    d._cache = (x, z, None, None, None)
     if type(z) is np.ndarray and z.ndim == 1 and _scalar(scale):
         return -0.5 * float(z @ z) - z.size * (_log(scale) + 0.5 * LOG_2PI)
     return float(np.sum(-0.5 * z * z - np.log(scale) - 0.5 * LOG_2PI))
@@ -107,18 +117,27 @@ def _normal_fused_lp(d, x):
 
 def _normal_partials(d, x, want_x: bool, want_params: bool) -> dict:
     """The wanted partials of normal's summed log density; a scalar parameter's partial comes
-    summed (its adjoint is the sum anyway)."""
+    summed (its adjoint is the sum anyway). ``z / scale`` is kept for the statement's other
+    rule (a statement on a parameter asks twice: for ``x``, then for the parameters)."""
     loc, scale = d.params
     cache = d._cache
-    z = cache[1] if cache is not None and cache[0] is x else (x - loc) / scale
-    iz = z / scale
+    if cache is not None and cache[0] is x:
+        z, zz, inv, iz = cache[1], cache[2], cache[3], cache[4]
+    else:
+        z, zz, inv, iz = (x - loc) / scale, None, None, None
+    if iz is None:
+        iz = z * inv if inv is not None else z / scale
+        d._cache = (x, z, zz, inv, iz)
     out = {}
     if want_x:
         out["x"] = -iz
     if want_params:
-        flat = type(z) is np.ndarray and z.ndim == 1 and _scalar(scale)
+        flat = zz is not None or (type(z) is np.ndarray and z.ndim == 1 and _scalar(scale))
         out["loc"] = float(iz.sum()) if flat and _scalar(loc) else iz
-        out["scale"] = (float(z @ z) - z.size) / scale if flat else (z * z - 1.0) / scale
+        if zz is not None:
+            out["scale"] = (zz - z.size) * inv
+        else:
+            out["scale"] = (float(z @ z) - z.size) / scale if flat else (z * z - 1.0) / scale
     return out
 
 

@@ -149,7 +149,9 @@ class BoundModel:
         self.dim = at
         self.discrete = [i for s, i in self._starts() if s.discrete]
         self.continuous = np.setdiff1d(np.arange(self.dim), self.discrete)
+        self._shape = (self.dim,)
         self._vg = value_and_grad(self._fn, argnums=0)
+        self._direct = False
 
     def __getstate__(self):
         """Pickles without the compiled function and gradient cache (rebuilt on load)."""
@@ -161,6 +163,7 @@ class BoundModel:
         self.__dict__.update(state)
         self._fn = self.model.rewritten.function
         self._vg = value_and_grad(self._fn, argnums=0)
+        self._direct = False
 
     def _starts(self):
         at = 0
@@ -195,6 +198,8 @@ class BoundModel:
         return line
 
     def _vector(self, theta) -> np.ndarray:
+        if type(theta) is np.ndarray and theta.dtype == np.float64 and theta.shape == self._shape:
+            return theta
         theta = np.asarray(theta, dtype=float)
         if theta.shape != (self.dim,):
             raise ValueError(f"{self.model.fn.__qualname__}: expected a parameter vector of shape "
@@ -206,9 +211,37 @@ class BoundModel:
         return float(self._call(self._vector(theta)))
 
     def logdensity_and_grad(self, theta):
-        """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``."""
-        value, grad = self._call(self._vector(theta), self._vg)
+        """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``: a compiled path
+        of its cache is called directly (``direct``) while the last call hit one."""
+        theta = self._vector(theta)
+        if self._direct:
+            hit = self._direct_hit(theta)
+            if hit is not None:
+                return hit
+            self._direct = False          # a guard failed: value_and_grad re-traces
+        cache = self._vg.compiled
+        hits = cache.stats["hits"]
+        value, grad = self._call(theta, self._vg)
+        self._direct = cache.stats["hits"] > hits
         grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
+        return float(value), grad
+
+    def _direct_hit(self, theta):
+        """``value_and_grad``'s compiled-path hit without its wrapper, or None (no path holds:
+        the caller goes through ``value_and_grad``, which tries them again and traces)."""
+        args = (theta, *self.args)
+        cache = self._vg.compiled
+        hit = cache.run(cache.key(args, self.kwargs), args, self.kwargs)
+        if hit is None:
+            return None
+        value, adjoints, binding = hit
+        node = binding.slots[0][0]
+        grad = adjoints.get(node) if node is not None else None
+        if type(grad) is np.ndarray and grad.shape == self._shape and grad.dtype == np.float64:
+            grad = grad.copy()
+        else:
+            grad = binding.gradient(adjoints, 0, args)
+            grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
         return float(value), grad
 
     @property

@@ -232,6 +232,8 @@ def observe_vjp_d(g, ans, x, d, line):
     ``dcgraph.dist`` constructor's) rule hands to its arguments."""
     grads = _partials(x, d, line, False, True)
     if type(d) is DistExpr:
+        if type(g) is float and g == 1.0 and "x" not in grads:    # the seed itself: no products
+            return Sparse(grads)
         return Sparse({name: g * grads[name] for name in d.names if name in grads})
     return _scaled(g, {name: grads[name] for name in d.params if name in grads})
 
