@@ -17,6 +17,7 @@ import types
 import numpy as np
 
 from ..ad import value_and_grad
+from .bytecode_rewrite import BytecodeUnreadable, rewrite_bytecode
 from .params import ModelError
 from .rewrite import rewrite
 from .runtime import Discovery, Probe, StatementError
@@ -33,7 +34,8 @@ OPTIMIZE_KEYWORDS = ("init", "jacobian", "method", "options")
 def model(fn=None, *, source: str | None = None):
     """Decorator: ``@model def regression(X, y): ...`` (see the package docstring).
     ``model(fn, source=text)`` or ``@model(source=text)`` gives the text of a function whose
-    source cannot be found (defined by ``exec`` of a string nothing registered)."""
+    source cannot be found (defined by ``exec`` of a string nothing registered); without it
+    such a function is read from its bytecode (``bytecode_rewrite``) where that can be done."""
     if fn is None:
         return functools.partial(model, source=source)
     return Model(fn, source)
@@ -48,8 +50,18 @@ class Model:
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"@model needs a Python function, got {type(fn).__name__}")
         self.fn = fn
-        self._source = function_source(fn, source)
         self._rewritten = None
+        try:
+            self._source = function_source(fn, source)
+        except ModelError as missing:
+            if source is not None:
+                raise
+            try:                               # no text anywhere: read the bytecode
+                self._rewritten = rewrite_bytecode(fn)
+            except BytecodeUnreadable as exc:
+                raise ModelError(f"{missing}; its bytecode could not be read instead: "
+                                 f"{exc}") from None
+            self._source = None
         functools.update_wrapper(self, fn)
 
     @property

@@ -146,6 +146,11 @@ def observe(x, d, line):
             _shapes_ok.add(key)
         lp = d.logpdf(x)
     else:
+        if not isinstance(d, Distribution):
+            raise StatementError(line, f"the right side of |= is {type(d).__name__}, not a "
+                                       f"distribution (a model read from its bytecode takes "
+                                       f"every |= as a statement: give model(fn, source=text) "
+                                       f"for other uses)")
         _check_shapes(x, d, line)
         with np.errstate(all="ignore"):
             lp = d.logpdf(x)
