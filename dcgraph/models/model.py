@@ -104,6 +104,22 @@ class Model:
         return f"<model {self.fn.__qualname__}>"
 
 
+#: argument types whose structure key cannot change while they are bound (immutable)
+_FIXED = frozenset({float, int, bool, str, type(None), np.float64, np.int64, np.bool_})
+
+
+def _array_data(args, kwargs):
+    """``(array, shape, dtype)`` of each array argument when every other argument is of an
+    immutable type (then the call's structure key changes only with these), else None."""
+    arrays = []
+    for a in (*args, *kwargs.values()):
+        if type(a) is np.ndarray:
+            arrays.append((a, a.shape, a.dtype))
+        elif type(a) not in _FIXED:
+            return None
+    return arrays
+
+
 def _model_by_name(module: str, qualname: str) -> Model:
     import importlib
     obj = importlib.import_module(module)
@@ -164,18 +180,19 @@ class BoundModel:
         self._shape = (self.dim,)
         self._vg = value_and_grad(self._fn, argnums=0)
         self._direct = False
+        self._key, self._arrays = None, _array_data(args, kwargs)
 
     def __getstate__(self):
         """Pickles without the compiled function and gradient cache (rebuilt on load)."""
         state = dict(self.__dict__)
-        del state["_fn"], state["_vg"]
+        del state["_fn"], state["_vg"], state["_key"]
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._fn = self.model.rewritten.function
         self._vg = value_and_grad(self._fn, argnums=0)
-        self._direct = False
+        self._direct, self._key = False, None
 
     def _starts(self):
         at = 0
@@ -238,12 +255,26 @@ class BoundModel:
         grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
         return float(value), grad
 
+    def _same_data(self) -> bool:
+        """Do the arrays among the data still have the shapes and dtypes the cached structure
+        key ``_key`` was computed for? (False when some argument is a container.)"""
+        if self._arrays is None:
+            return False
+        for a, shape, dtype in self._arrays:
+            if a.shape != shape or a.dtype is not dtype:
+                return False
+        return True
+
     def _direct_hit(self, theta):
         """``value_and_grad``'s compiled-path hit without its wrapper, or None (no path holds:
         the caller goes through ``value_and_grad``, which tries them again and traces)."""
         args = (theta, *self.args)
         cache = self._vg.compiled
-        hit = cache.run(cache.key(args, self.kwargs), args, self.kwargs)
+        key = self._key
+        if key is None or not self._same_data():
+            key = self._key = cache.key(args, self.kwargs)
+            self._arrays = _array_data(self.args, self.kwargs)
+        hit = cache.run(key, args, self.kwargs)
         if hit is None:
             return None
         value, adjoints, binding = hit

@@ -331,3 +331,20 @@ def test_nan_log_density_names_the_statement():
         bound.logdensity(np.array([math.log(3.0)]))          # m = -1
     with pytest.raises(ModelError, match="the log density is NaN"):
         bound.logdensity_and_grad(np.array([math.log(3.0)]))
+
+
+def test_direct_compiled_calls_see_data_reshaped_in_place(xy):
+    """``logdensity_and_grad`` keeps the structure key of its data while the arrays keep their
+    shapes and dtypes; a reshape in place is seen (a new key, and the statement's error)."""
+    X, y = xy[0], xy[1].copy()
+    bound = regression(X, y)
+    theta = np.array([0.3, -0.2, 0.1, 0.4, -0.5])
+    for _ in range(4):
+        value, grad = bound.logdensity_and_grad(theta)
+    assert bound.gradient_cache.stats["hits"] == 2 and bound._direct
+    key = bound._key
+    assert bound.logdensity_and_grad(theta)[0] == value and bound._key is key
+    y.shape = (40, 1)
+    with pytest.raises(ModelError, match="shape mismatch: the left side has shape"):
+        bound.logdensity_and_grad(theta)
+    assert bound._key != key
