@@ -96,19 +96,26 @@ def _scalar(v) -> bool:
 
 
 def _normal_fused_lp(d, x):
-    """Normal's summed log density on arrays, keeping ``z = (x - loc) / scale`` (and, for a
-    vector ``z`` and a positive float ``scale``, ``z @ z`` and ``1 / scale``) for the gradient."""
+    """Normal's summed log density on arrays. For a float vector ``x`` and a positive float
+    ``scale`` it keeps ``(x, z, z @ z, 1 / scale)`` on the expression for the gradient, with
+    ``z = (x - loc) / scale`` (None for ``loc == 0.0``, a centred prior: no residual array);
+    otherwise ``z`` alone."""
     loc, scale = d.params
-    z = x - loc
     ts = type(scale)
-    if type(z) is np.ndarray and z.ndim == 1 and (ts is float or ts is np.float64) and scale > 0 \
-            and z.dtype == np.float64:
+    if type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and \
+            (ts is float or ts is np.float64) and scale > 0:
         inv = 1.0 / scale
-        z *= inv                                   # z is this call's own array
-        zz = float(z @ z)
-        d._cache = (x, z, zz, inv, None)
-        return -0.5 * zz - z.size * (math.log(scale) + 0.5 * LOG_2PI)
-    z = z / scale
+        if type(loc) is float and loc == 0.0:
+            zz = float(x @ x) * inv * inv
+            d._cache = (x, None, zz, inv, None)
+            return -0.5 * zz - x.size * (math.log(scale) + 0.5 * LOG_2PI)
+        z = x - loc
+        if type(z) is np.ndarray and z.ndim == 1 and z.dtype == np.float64:
+            z *= inv                               # z is this call's own array
+            zz = float(z @ z)
+            d._cache = (x, z, zz, inv, None)
+            return -0.5 * zz - z.size * (math.log(scale) + 0.5 * LOG_2PI)
+    z = (x - loc) / scale
     d._cache = (x, z, None, None, None)
     if type(z) is np.ndarray and z.ndim == 1 and _scalar(scale):
         return -0.5 * float(z @ z) - z.size * (_log(scale) + 0.5 * LOG_2PI)
@@ -121,23 +128,32 @@ def _normal_partials(d, x, want_x: bool, want_params: bool) -> dict:
     rule (a statement on a parameter asks twice: for ``x``, then for the parameters)."""
     loc, scale = d.params
     cache = d._cache
-    if cache is not None and cache[0] is x:
+    if cache is not None and cache[0] is x and cache[3] is not None:     # the vector case
         z, zz, inv, iz = cache[1], cache[2], cache[3], cache[4]
+        if iz is None and not want_params:                 # one product: d/dx = -z / scale
+            return {"x": x * (-inv * inv) if z is None else z * -inv}
+        if iz is None:
+            iz = x * (inv * inv) if z is None else z * inv
+            d._cache = (x, z, zz, inv, iz)
+        out = {"x": -iz} if want_x else {}
+        if want_params:
+            out["loc"] = float(iz.sum()) if _scalar(loc) else iz
+            out["scale"] = (zz - x.size) * inv
+        return out
+    if cache is not None and cache[0] is x:
+        z, iz = cache[1], cache[4]
     else:
-        z, zz, inv, iz = (x - loc) / scale, None, None, None
+        z, iz = (x - loc) / scale, None
     if iz is None:
-        iz = z * inv if inv is not None else z / scale
-        d._cache = (x, z, zz, inv, iz)
+        iz = z / scale
+        d._cache = (x, z, None, None, iz)
     out = {}
     if want_x:
         out["x"] = -iz
     if want_params:
-        flat = zz is not None or (type(z) is np.ndarray and z.ndim == 1 and _scalar(scale))
+        flat = type(z) is np.ndarray and z.ndim == 1 and _scalar(scale)
         out["loc"] = float(iz.sum()) if flat and _scalar(loc) else iz
-        if zz is not None:
-            out["scale"] = (zz - z.size) * inv
-        else:
-            out["scale"] = (float(z @ z) - z.size) / scale if flat else (z * z - 1.0) / scale
+        out["scale"] = (float(z @ z) - z.size) / scale if flat else (z * z - 1.0) / scale
     return out
 
 

@@ -138,12 +138,16 @@ def observe(x, d, line):
                     raise StatementError(line, f"the log density is NaN (a bad parameter "
                                                f"value in {d!r}?)")
                 return lp
-        key = (getattr(x, "shape", ()), tuple([getattr(p, "shape", ()) for p in d.params]))
-        if key not in _shapes_ok:
-            _check_shapes(x, d, line)
-            if len(_shapes_ok) > 1024:
-                _shapes_ok.clear()
-            _shapes_ok.add(key)
+        params = d.params
+        for p in params:
+            if type(p) is not float:               # (float parameters broadcast to any x)
+                key = (getattr(x, "shape", ()), tuple([getattr(p, "shape", ()) for p in params]))
+                if key not in _shapes_ok:
+                    _check_shapes(x, d, line)
+                    if len(_shapes_ok) > 1024:
+                        _shapes_ok.clear()
+                    _shapes_ok.add(key)
+                break
         lp = d.logpdf(x)
     else:
         if not isinstance(d, Distribution):
