@@ -24,7 +24,8 @@ parameter, an observation when it is data); a parameter without a statement has 
 Python control flow, including branches and loops on parameters, is allowed. The function's
 source is found in its file, in ``linecache`` (notebooks, IPython, ``compile`` with a registered
 name), or in the interactive prompt's history, or given as ``model(fn, source=text)``
-(``source``); it is rewritten as an ``ast`` tree into its log density on the unconstrained space (``rewrite``), which
+(``source``); without any text (``exec`` of a string) the model is read from its bytecode
+(``bytecode_rewrite``). The source is rewritten as an ``ast`` tree into its log density on the unconstrained space (``rewrite``), which
 is differentiated by ``dcgraph.value_and_grad`` on the traced path. The distributions are
 ``dcgraph.dist``'s families under lowercase names (``normal(loc, scale)``,
 ``gamma(shape, rate)``, ...): the common ones as fast expressions (``distributions``), the others

@@ -96,10 +96,27 @@ def _scalar(v) -> bool:
 
 
 def _normal_fused_lp(d, x):
-    """Normal's summed log density on arrays, keeping ``z = (x - loc) / scale`` for the gradient."""
+    """Normal's summed log density on arrays. For a float vector ``x`` and a positive float
+    ``scale`` it keeps ``(x, z, z @ z, 1 / scale)`` on the expression for the gradient, with
+    ``z = (x - loc) / scale`` (None for ``loc == 0.0``, a centred prior: no residual array);
+    otherwise ``z`` alone."""
     loc, scale = d.params
+    ts = type(scale)
+    if type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and \
+            (ts is float or ts is np.float64) and scale > 0:
+        inv = 1.0 / scale
+        if type(loc) is float and loc == 0.0:
+            zz = float(x @ x) * inv * inv
+            d._cache = (x, None, zz, inv, None)
+            return -0.5 * zz - x.size * (math.log(scale) + 0.5 * LOG_2PI)
+        z = x - loc
+        if type(z) is np.ndarray and z.ndim == 1 and z.dtype == np.float64:
+            z *= inv                               # z is this call's own array
+            zz = float(z @ z)
+            d._cache = (x, z, zz, inv, None)
+            return -0.5 * zz - z.size * (math.log(scale) + 0.5 * LOG_2PI)
     z = (x - loc) / scale
-    d._cache = (x, z)
+    d._cache = (x, z, None, None, None)
     if type(z) is np.ndarray and z.ndim == 1 and _scalar(scale):
         return -0.5 * float(z @ z) - z.size * (_log(scale) + 0.5 * LOG_2PI)
     return float(np.sum(-0.5 * z * z - np.log(scale) - 0.5 * LOG_2PI))
@@ -107,11 +124,29 @@ def _normal_fused_lp(d, x):
 
 def _normal_partials(d, x, want_x: bool, want_params: bool) -> dict:
     """The wanted partials of normal's summed log density; a scalar parameter's partial comes
-    summed (its adjoint is the sum anyway)."""
+    summed (its adjoint is the sum anyway). ``z / scale`` is kept for the statement's other
+    rule (a statement on a parameter asks twice: for ``x``, then for the parameters)."""
     loc, scale = d.params
     cache = d._cache
-    z = cache[1] if cache is not None and cache[0] is x else (x - loc) / scale
-    iz = z / scale
+    if cache is not None and cache[0] is x and cache[3] is not None:     # the vector case
+        z, zz, inv, iz = cache[1], cache[2], cache[3], cache[4]
+        if iz is None and not want_params:                 # one product: d/dx = -z / scale
+            return {"x": x * (-inv * inv) if z is None else z * -inv}
+        if iz is None:
+            iz = x * (inv * inv) if z is None else z * inv
+            d._cache = (x, z, zz, inv, iz)
+        out = {"x": -iz} if want_x else {}
+        if want_params:
+            out["loc"] = float(iz.sum()) if _scalar(loc) else iz
+            out["scale"] = (zz - x.size) * inv
+        return out
+    if cache is not None and cache[0] is x:
+        z, iz = cache[1], cache[4]
+    else:
+        z, iz = (x - loc) / scale, None
+    if iz is None:
+        iz = z / scale
+        d._cache = (x, z, None, None, iz)
     out = {}
     if want_x:
         out["x"] = -iz

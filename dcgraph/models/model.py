@@ -17,6 +17,7 @@ import types
 import numpy as np
 
 from ..ad import value_and_grad
+from .bytecode_rewrite import BytecodeUnreadable, rewrite_bytecode
 from .params import ModelError
 from .rewrite import rewrite
 from .runtime import Discovery, Probe, StatementError
@@ -33,7 +34,8 @@ OPTIMIZE_KEYWORDS = ("init", "jacobian", "method", "options")
 def model(fn=None, *, source: str | None = None):
     """Decorator: ``@model def regression(X, y): ...`` (see the package docstring).
     ``model(fn, source=text)`` or ``@model(source=text)`` gives the text of a function whose
-    source cannot be found (defined by ``exec`` of a string nothing registered)."""
+    source cannot be found (defined by ``exec`` of a string nothing registered); without it
+    such a function is read from its bytecode (``bytecode_rewrite``) where that can be done."""
     if fn is None:
         return functools.partial(model, source=source)
     return Model(fn, source)
@@ -48,8 +50,18 @@ class Model:
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"@model needs a Python function, got {type(fn).__name__}")
         self.fn = fn
-        self._source = function_source(fn, source)
         self._rewritten = None
+        try:
+            self._source = function_source(fn, source)
+        except ModelError as missing:
+            if source is not None:
+                raise
+            try:                               # no text anywhere: read the bytecode
+                self._rewritten = rewrite_bytecode(fn)
+            except BytecodeUnreadable as exc:
+                raise ModelError(f"{missing}; its bytecode could not be read instead: "
+                                 f"{exc}") from None
+            self._source = None
         functools.update_wrapper(self, fn)
 
     @property
@@ -90,6 +102,22 @@ class Model:
 
     def __repr__(self):
         return f"<model {self.fn.__qualname__}>"
+
+
+#: argument types whose structure key cannot change while they are bound (immutable)
+_FIXED = frozenset({float, int, bool, str, type(None), np.float64, np.int64, np.bool_})
+
+
+def _array_data(args, kwargs):
+    """``(array, shape, dtype)`` of each array argument when every other argument is of an
+    immutable type (then the call's structure key changes only with these), else None."""
+    arrays = []
+    for a in (*args, *kwargs.values()):
+        if type(a) is np.ndarray:
+            arrays.append((a, a.shape, a.dtype))
+        elif type(a) not in _FIXED:
+            return None
+    return arrays
 
 
 def _model_by_name(module: str, qualname: str) -> Model:
@@ -149,18 +177,22 @@ class BoundModel:
         self.dim = at
         self.discrete = [i for s, i in self._starts() if s.discrete]
         self.continuous = np.setdiff1d(np.arange(self.dim), self.discrete)
+        self._shape = (self.dim,)
         self._vg = value_and_grad(self._fn, argnums=0)
+        self._direct = False
+        self._key, self._arrays = None, _array_data(args, kwargs)
 
     def __getstate__(self):
         """Pickles without the compiled function and gradient cache (rebuilt on load)."""
         state = dict(self.__dict__)
-        del state["_fn"], state["_vg"]
+        del state["_fn"], state["_vg"], state["_key"]
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._fn = self.model.rewritten.function
         self._vg = value_and_grad(self._fn, argnums=0)
+        self._direct, self._key = False, None
 
     def _starts(self):
         at = 0
@@ -195,6 +227,8 @@ class BoundModel:
         return line
 
     def _vector(self, theta) -> np.ndarray:
+        if type(theta) is np.ndarray and theta.dtype == np.float64 and theta.shape == self._shape:
+            return theta
         theta = np.asarray(theta, dtype=float)
         if theta.shape != (self.dim,):
             raise ValueError(f"{self.model.fn.__qualname__}: expected a parameter vector of shape "
@@ -206,9 +240,51 @@ class BoundModel:
         return float(self._call(self._vector(theta)))
 
     def logdensity_and_grad(self, theta):
-        """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``."""
-        value, grad = self._call(self._vector(theta), self._vg)
+        """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``: a compiled path
+        of its cache is called directly (``direct``) while the last call hit one."""
+        theta = self._vector(theta)
+        if self._direct:
+            hit = self._direct_hit(theta)
+            if hit is not None:
+                return hit
+            self._direct = False          # a guard failed: value_and_grad re-traces
+        cache = self._vg.compiled
+        hits = cache.stats["hits"]
+        value, grad = self._call(theta, self._vg)
+        self._direct = cache.stats["hits"] > hits
         grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
+        return float(value), grad
+
+    def _same_data(self) -> bool:
+        """Do the arrays among the data still have the shapes and dtypes the cached structure
+        key ``_key`` was computed for? (False when some argument is a container.)"""
+        if self._arrays is None:
+            return False
+        for a, shape, dtype in self._arrays:
+            if a.shape != shape or a.dtype is not dtype:
+                return False
+        return True
+
+    def _direct_hit(self, theta):
+        """``value_and_grad``'s compiled-path hit without its wrapper, or None (no path holds:
+        the caller goes through ``value_and_grad``, which tries them again and traces)."""
+        args = (theta, *self.args)
+        cache = self._vg.compiled
+        key = self._key
+        if key is None or not self._same_data():
+            key = self._key = cache.key(args, self.kwargs)
+            self._arrays = _array_data(self.args, self.kwargs)
+        hit = cache.run(key, args, self.kwargs)
+        if hit is None:
+            return None
+        value, adjoints, binding = hit
+        node = binding.slots[0][0]
+        grad = adjoints.get(node) if node is not None else None
+        if type(grad) is np.ndarray and grad.shape == self._shape and grad.dtype == np.float64:
+            grad = grad.copy()
+        else:
+            grad = binding.gradient(adjoints, 0, args)
+            grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
         return float(value), grad
 
     @property

@@ -32,7 +32,7 @@ class ParamSpec:
     the unconstrained vector it takes) and ``support`` (the values of a discrete parameter)."""
 
     __slots__ = ("name", "line", "shape", "lower", "upper", "kind", "bijector", "size",
-                 "support", "scalar")
+                 "support", "scalar", "vector")
 
     def __init__(self, name, line, shape=(), lower=None, upper=None, kind=None):
         self.name, self.line, self.kind = name, line, kind
@@ -41,7 +41,7 @@ class ParamSpec:
                              f"{', '.join(repr(k) for k in KINDS)}, got {kind!r}")
         self.shape = _shape(shape, name, line)
         self.lower, self.upper = lower, upper
-        self.support, self.scalar = None, None
+        self.support, self.scalar, self.vector = None, None, False
         if kind == "int":
             self._discrete()
             return
@@ -50,6 +50,8 @@ class ParamSpec:
                              f"kind={kind!r}")
         self.bijector, self.size = self._continuous()
         self.scalar = _SCALAR.get(type(self.bijector)) if kind is None and self.shape == () else None
+        #: an unconstrained vector: its value is a copy of its coordinates
+        self.vector = kind is None and len(self.shape) == 1 and type(self.bijector) is bj.Identity
 
     def _discrete(self):
         if self.shape != () or self.lower is None or self.upper is None:

@@ -20,6 +20,7 @@ from ..dist import Distribution
 from ..dist.bijectors import Identity
 from ..dist.bijectors_matrix import forward_vjp, grad_log_abs_det_jacobian
 from .distributions import DistExpr
+from .fastpaths import FUSED
 from .params import ParamSpec
 
 __all__ = ["declare", "constrain", "log_jacobian", "observe", "is_distribution", "advance",
@@ -92,6 +93,8 @@ def constrain(theta, at, spec: ParamSpec):
     if spec.scalar is not None and at < len(theta):
         return spec.scalar[0](spec.bijector, float(theta[at]))
     stop = at + spec.size
+    if spec.vector and stop <= len(theta):     # an unconstrained vector: a copy of its slice
+        return theta[at:stop].astype(float)
     if stop > len(theta):
         raise StatementError(spec.line, f"param {spec.name!r} needs coordinates {at}..{stop - 1}"
                                         f" but the parameter vector has {len(theta)}: this run "
@@ -135,14 +138,23 @@ def observe(x, d, line):
                     raise StatementError(line, f"the log density is NaN (a bad parameter "
                                                f"value in {d!r}?)")
                 return lp
-        key = (getattr(x, "shape", ()), tuple([getattr(p, "shape", ()) for p in d.params]))
-        if key not in _shapes_ok:
-            _check_shapes(x, d, line)
-            if len(_shapes_ok) > 1024:
-                _shapes_ok.clear()
-            _shapes_ok.add(key)
+        params = d.params
+        for p in params:
+            if type(p) is not float:               # (float parameters broadcast to any x)
+                key = (getattr(x, "shape", ()), tuple([getattr(p, "shape", ()) for p in params]))
+                if key not in _shapes_ok:
+                    _check_shapes(x, d, line)
+                    if len(_shapes_ok) > 1024:
+                        _shapes_ok.clear()
+                    _shapes_ok.add(key)
+                break
         lp = d.logpdf(x)
     else:
+        if not isinstance(d, Distribution):
+            raise StatementError(line, f"the right side of |= is {type(d).__name__}, not a "
+                                       f"distribution (a model read from its bytecode takes "
+                                       f"every |= as a statement: give model(fn, source=text) "
+                                       f"for other uses)")
         _check_shapes(x, d, line)
         with np.errstate(all="ignore"):
             lp = d.logpdf(x)
@@ -187,7 +199,7 @@ def constrain_vjp_theta(g, ans, theta, at, spec):
     if spec.discrete:
         return out
     if type(spec.bijector) is Identity:
-        out[at:at + spec.size] = np.reshape(g, -1)
+        out[at:at + spec.size] = g if spec.vector and type(g) is np.ndarray else np.reshape(g, -1)
         return out
     u = theta[at:at + spec.size]
     y = u.reshape(spec.shape) if spec.kind is None and spec.shape != () else (
@@ -213,6 +225,9 @@ def log_jacobian_vjp_theta(g, ans, theta, at, spec):
 def _partials(x, d, line, want_x: bool, want_params: bool) -> dict:
     try:
         if type(d) is DistExpr:
+            fused = FUSED.get(d.family)
+            if fused is not None:
+                return fused[1](d, x, want_x, want_params)
             return d.partials(x, want_x, want_params)
         return d.grad_logpdf(x)
     except NotImplementedError as exc:
@@ -222,9 +237,14 @@ def _partials(x, d, line, want_x: bool, want_params: bool) -> dict:
 def observe_vjp_x(g, ans, x, d, line):
     """The left side's adjoint of ``x |= d`` (a parameter's prior)."""
     grads = _partials(x, d, line, True, False)
-    if "x" not in grads:
+    gx = grads.get("x")
+    if gx is None:
         raise StatementError(line, f"{d!r} has no gradient with respect to the left side")
-    return unbroadcast(x, g * grads["x"])
+    if type(g) is not float or g != 1.0:
+        gx = g * gx
+    if type(x) is np.ndarray and type(gx) is np.ndarray and gx.shape == x.shape:
+        return gx
+    return unbroadcast(x, gx)
 
 
 def observe_vjp_d(g, ans, x, d, line):
@@ -232,6 +252,8 @@ def observe_vjp_d(g, ans, x, d, line):
     ``dcgraph.dist`` constructor's) rule hands to its arguments."""
     grads = _partials(x, d, line, False, True)
     if type(d) is DistExpr:
+        if type(g) is float and g == 1.0 and "x" not in grads:    # the seed itself: no products
+            return Sparse(grads)
         return Sparse({name: g * grads[name] for name in d.names if name in grads})
     return _scaled(g, {name: grads[name] for name in d.params if name in grads})
 

@@ -331,3 +331,62 @@ def test_nan_log_density_names_the_statement():
         bound.logdensity(np.array([math.log(3.0)]))          # m = -1
     with pytest.raises(ModelError, match="the log density is NaN"):
         bound.logdensity_and_grad(np.array([math.log(3.0)]))
+
+
+def test_direct_compiled_calls_see_data_reshaped_in_place(xy):
+    """``logdensity_and_grad`` keeps the structure key of its data while the arrays keep their
+    shapes and dtypes; a reshape in place is seen (a new key, and the statement's error)."""
+    X, y = xy[0], xy[1].copy()
+    bound = regression(X, y)
+    theta = np.array([0.3, -0.2, 0.1, 0.4, -0.5])
+    for _ in range(4):
+        value, grad = bound.logdensity_and_grad(theta)
+    assert bound.gradient_cache.stats["hits"] == 2 and bound._direct
+    key = bound._key
+    assert bound.logdensity_and_grad(theta)[0] == value and bound._key is key
+    y.resize((40, 1), refcheck=False)            # same size: reshaped in place
+    with pytest.raises(ModelError, match="shape mismatch: the left side has shape"):
+        bound.logdensity_and_grad(theta)
+    assert bound._key != key
+
+
+@model
+def vector_priors(x, y):
+    mu = param()
+    tau = param(lower=0.0)
+    w = param(shape=4)
+    v = param(shape=3)
+    mu |= normal(0.0, 3.0)
+    tau |= gamma(2.0, 1.0)
+    w |= normal(mu, tau)                    # vector left side, both sides' partials wanted
+    v |= normal(1.5, np.float64(2.0))       # vector, float loc, numpy float scale
+    y |= normal(w[0] + x * (v @ v), 0.5)    # observed vector, array loc
+    z = 0.25
+    z |= normal(w[1], tau)                  # float left side, parameters as floats
+
+
+def vector_priors_by_hand(t, x, y):
+    mu, u, w, v = t[0], t[1], t[2:6], t[6:9]
+    tau = math.exp(u)
+    return (stats.norm(0, 3).logpdf(mu) + stats.gamma(2.0).logpdf(tau) + u
+            + stats.norm(mu, tau).logpdf(w).sum() + stats.norm(1.5, 2.0).logpdf(v).sum()
+            + stats.norm(w[0] + x * (v @ v), 0.5).logpdf(y).sum()
+            + stats.norm(w[1], tau).logpdf(0.25))
+
+
+def test_vector_statement_fast_paths_against_finite_differences():
+    """The fused normal on vectors: centred and shifted float locations, a parameter location
+    and scale (the left side's and the parameters' partials from one forward pass), a numpy
+    float scale; values against scipy, gradients against finite differences, on the traced
+    and on the compiled path."""
+    x = np.array([0.5, -1.0, 2.0])
+    y = np.array([1.2, 0.3, 2.9])
+    bound = vector_priors(x, y)
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        t = rng.normal(scale=0.4, size=bound.dim)
+        value, grad = bound.logdensity_and_grad(t)
+        assert value == pytest.approx(vector_priors_by_hand(t, x, y), rel=1e-12, abs=1e-12)
+        fd = numerical_gradient(lambda s: vector_priors_by_hand(s, x, y), t)
+        np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-6)
+    assert bound.gradient_cache.stats["hits"] >= 2
