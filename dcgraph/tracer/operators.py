@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import operator
 import types
+import weakref
 
 import numpy as np
 
-__all__ = ["PLAIN_TYPES", "DUNDERS", "guards_operators", "operator_arguments", "binary_plan", "dispatch_binary", "dispatch_unary",
+__all__ = ["PLAIN_TYPES", "DUNDERS", "guards_operators", "operator_arguments", "binary_plan", "dispatch_binary", "dispatch_unary", "dispatch_attribute",
            "replay_operator", "FORWARD", "REFLECTED", "NATIVE"]
 
 _FUNCTION = types.FunctionType
@@ -42,6 +43,8 @@ def _plain_types() -> frozenset:
 # Types whose operators are C code, whatever the other operand (a user class's reflected
 # method is still found: both operands are checked).
 PLAIN_TYPES = _plain_types()
+# ... and whose attributes are never a user's property (modules too)
+PLAIN_ATTRIBUTE_TYPES = PLAIN_TYPES | {types.ModuleType}
 
 # operator -> (method, reflected method, in-place method); unary ones have only a method
 DUNDERS = {
@@ -77,13 +80,32 @@ OPERATOR_NAMES = frozenset(n for names in DUNDERS.values() for n in names if n i
 
 
 def has_python_operators(cls) -> bool:
-    """Does the class ``cls`` (made by a class statement) define an operator in Python?"""
+    """Does the class ``cls`` (made by a class statement) define an operator in Python?
+    Remembered per class (a class changed later keeps its first answer: guards are a tracing
+    choice, never a correctness one, as unguarded operators stay primitive nodes)."""
     if not isinstance(cls, type) or not cls.__flags__ & _HEAPTYPE:
         return False
+    hit = _verdicts.get(id(cls))
+    if hit is not None and hit[0]() is cls:
+        return hit[1]
+    verdict = _defines_operators(cls)
+    if len(_verdicts) >= _VERDICTS_BOUND:
+        _verdicts.clear()
+    _verdicts[id(cls)] = (weakref.ref(cls), verdict)
+    return verdict
+
+
+_verdicts: dict = {}      # id(class) -> (weak reference to it, has_python_operators)
+_VERDICTS_BOUND = 4096
+
+
+def _defines_operators(cls) -> bool:
     for klass in cls.__mro__:
-        d = klass.__dict__
-        if any(type(d.get(name)) is _FUNCTION for name in OPERATOR_NAMES):
-            return True
+        if klass.__flags__ & _HEAPTYPE:
+            d = klass.__dict__
+            if not OPERATOR_NAMES.isdisjoint(d) and any(
+                    type(d[name]) is _FUNCTION for name in OPERATOR_NAMES.intersection(d)):
+                return True
     return False
 
 
@@ -113,11 +135,14 @@ def operator_arguments(args: tuple, kwargs: dict) -> bool:
     defining operators in Python? Then the whole run guards operators."""
     if not _TABLED:
         return False
-    for value in (*args, *kwargs.values()):
-        items = value.values() if type(value) is dict else \
-            value if type(value) in (list, tuple) else (value,)
-        if any(has_python_operators(type(v)) for v in items):
-            return True
+    for value in (*args, *kwargs.values()) if kwargs else args:
+        kind = type(value)
+        if kind in PLAIN_TYPES and kind is not list and kind is not tuple and kind is not dict:
+            continue
+        items = value.values() if kind is dict else value if kind in (list, tuple) else (value,)
+        for item in items:
+            if has_python_operators(type(item)):
+                return True
     return False
 
 
@@ -223,6 +248,36 @@ def dispatch_unary(a, hook, fn):
         return fn(*operands) if level is None else _native(level, fn, operands)
     return _attempt(level, hook, FORWARD, method, *(a if binary else (a,)), binary=binary)
 
+
+def _getter(cls, name: str):
+    """The Python getter ``obj.name`` runs for an instance of ``cls`` (a ``property`` found on
+    the class, with no ``__getattribute__``/``__getattr__`` of its own), or None."""
+    if cls.__getattribute__ is not object.__getattribute__ or hasattr(cls, "__getattr__"):
+        return None
+    for klass in cls.__mro__:
+        attr = klass.__dict__.get(name)
+        if attr is not None:
+            return attr.fget if type(attr) is property and type(attr.fget) is _FUNCTION \
+                else None
+    return None
+
+
+def dispatch_attribute(obj, hook, name: str):
+    """``obj.name``, tracing a property's Python getter."""
+    level = _level(hook)
+    if level is None:
+        return getattr(obj, name)
+    getters = level.run.getters
+    key = (type(obj), name)
+    getter = getters.get(key, _UNKNOWN)
+    if getter is _UNKNOWN:
+        getter = getters[key] = _getter(type(obj), name)
+    if getter is None or not _traced(level, getter):
+        return _native(level, getattr, (obj, name))
+    return _attempt(level, hook, FORWARD, getter, obj, binary=False)
+
+
+_UNKNOWN = object()
 
 _SYMBOLS = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.matmul: "@",
             operator.truediv: "/", operator.floordiv: "//", operator.mod: "%",

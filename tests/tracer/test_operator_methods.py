@@ -1,6 +1,6 @@
 """Operator methods of the user's classes are traced into (issue 16, part 2; ``tracer.operators``):
-``a + b``, ``-a``, ``a[k]`` on objects whose class defines them in Python become nested calls of
-the methods Python's dispatch ran, in its order (in-place first, a subclass's reflected method
+``a + b``, ``-a``, ``a[k]`` and property reads on objects whose class defines them in Python
+become nested calls of the methods Python's dispatch ran, in its order (in-place first, a subclass's reflected method
 first, reflected after ``NotImplemented``). 3.11 only; 3.12/3.13 keep primitive operator nodes
 differentiated through ``ad.dunders`` (the gradient tests run on every version)."""
 from __future__ import annotations
@@ -191,10 +191,12 @@ def test_dispatch_order_reflected_subclass_and_in_place():
     methods = [n.fn.__qualname__ for n in tape.nodes
                if type(n) is NestedCall and not isinstance(n.fn, type)]
     assert methods == ["Vec.__radd__", "Sub.__radd__", "Acc.__iadd__", "Acc.__iadd__",
-                       "Vec.__mul__", "Vec.__neg__", "Vec.__getitem__", "Vec.__getitem__"]
-    # the property read stays a primitive getattr (differentiated by ``ad.dunders``)
-    assert any(type(n) is PrimitiveCall and n.fn is getattr and n.args[1].value == "norm2"
-               for n in tape.nodes)
+                       "Vec.__mul__", "Vec.norm2", "Vec.__neg__", "Vec.__getitem__",
+                       "Vec.__getitem__"]
+    norm2 = next(n for n in tape.nodes if type(n) is NestedCall and n.fn is Vec.norm2.fget)
+    assert [a.name for a in norm2.child.arguments] == ["self"]
+    assert not any(type(n) is PrimitiveCall and n.fn is getattr and n.args[1].value == "norm2"
+                   for n in tape.nodes)
 
 
 @traced_here

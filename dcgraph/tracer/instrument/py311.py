@@ -97,7 +97,7 @@ del _name
 # to the unary dispatcher as one tuple).
 GUARDED_OPERATORS = {"BINARY_OP": (2, "binary"), "BINARY_SUBSCR": (2, "subscript"),
                      "UNARY_NEGATIVE": (1, "unary"), "UNARY_POSITIVE": (1, "unary"),
-                     "UNARY_INVERT": (1, "unary")}
+                     "UNARY_INVERT": (1, "unary"), "LOAD_ATTR": (1, "attribute")}
 
 # Code using these is left untraced (recorded as a primitive call): module and class bodies,
 # generators and coroutines.

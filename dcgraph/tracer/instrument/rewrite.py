@@ -19,7 +19,8 @@ from bytecode.instr import InstrLocation
 
 from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, _state, enter_generator,
                         resumed)
-from ..operators import PLAIN_TYPES, dispatch_binary, dispatch_unary
+from ..operators import (PLAIN_ATTRIBUTE_TYPES, PLAIN_TYPES, dispatch_attribute,
+                         dispatch_binary, dispatch_unary)
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .versions import opcode_table, semantics
@@ -244,13 +245,14 @@ def _guarded(info: CodeInfo, s: Structure, i: int, ins: Instr, guard: tuple) -> 
     if not ops.NULL_FIRST:
         raise Unsupported("guarded operators are tabled for a NULL-first call layout only")
     count, dispatcher = guard
+    plain = PLAIN_ATTRIBUTE_TYPES if dispatcher == "attribute" else PLAIN_TYPES
     loc = ins.location
     slow, done = Label(), Label()
     seq = []
     for j in range(count):               # type(operand) in PLAIN_TYPES, else the slow path
         seq += [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", type, location=loc),
                 Instr("COPY", count - j + 2, location=loc), *ops.call_instrs(1, loc),
-                Instr("LOAD_CONST", PLAIN_TYPES, location=loc),
+                Instr("LOAD_CONST", plain, location=loc),
                 Instr("CONTAINS_OP", 0, location=loc),
                 Instr("POP_JUMP_FORWARD_IF_FALSE", slow, location=loc)]
     seq.append(ins)
@@ -258,6 +260,8 @@ def _guarded(info: CodeInfo, s: Structure, i: int, ins: Instr, guard: tuple) -> 
     seq += [Instr("JUMP_FORWARD", done, location=loc), slow]
     if dispatcher == "binary":
         fn, call, stacked = ops.BINARY_OPS[ins.arg], dispatch_binary, 2
+    elif dispatcher == "attribute":
+        fn, call, stacked = ins.arg, dispatch_attribute, 1
     else:
         fn = operator.getitem if dispatcher == "subscript" else ops.UNARY_OPS[ins.name]
         call, stacked = dispatch_unary, 1

@@ -277,6 +277,8 @@ def _load_attr(f, ins, i):
     if i in f.info.callee_producer:
         f.stack.append(Placeholder(obj, ins.arg))
         return
+    if not method and replay_operator(f, i, getattr, (obj,)):
+        return                      # a property's Python getter ran (``tracer.operators``)
     f.stack.append(f.call(getattr, (obj, f.r.literal(ins.arg)), f.r.take(), i))
 
 
