@@ -1,23 +1,32 @@
-"""Operators on objects of the user's classes, traced into their Python methods.
+"""Operators and properties on objects of the user's classes, traced into their Python code.
 
-``a + b``, ``-a`` and ``c[k]`` are bytecode: when ``type(a).__add__`` is Python code, the
-interpreter calls it from C and its body would run untraced. On versions whose opcode table
-lists ``GUARDED_OPERATORS`` (3.11), the rewriter guards each such instruction: when every
-operand's type is in ``PLAIN_TYPES`` (builtin numbers, containers, numpy arrays and scalars:
-types whose operators are C code) the instruction runs as before; otherwise the instrumented
-code calls ``dispatch_binary``/``dispatch_unary`` with the operands, the frame's hook and the
-operator. Those follow Python's dispatch exactly (the in-place method first and the binary one
-after ``NotImplemented``; a subclass's overriding reflected method before the left operand's
-method; the reflected method after ``NotImplemented``) and log, per attempted method written in
-Python whose call the context traces:
+``a + b``, ``-a``, ``c[k]`` and ``obj.prop`` are bytecode: when ``type(a).__add__`` (or the
+property's getter) is Python code, the interpreter calls it from C and its body would run
+untraced. On versions whose opcode table lists ``GUARDED_OPERATORS`` (3.11), instrumented code
+may guard each such instruction: when every operand's type is in ``PLAIN_TYPES`` (builtin
+numbers and containers, numpy arrays and scalars; modules too for attributes) the instruction
+runs as before; otherwise it calls ``dispatch_binary``/``dispatch_unary``/``dispatch_attribute``
+with the operands, the frame's hook and the operator. Those follow Python's dispatch exactly
+(``binary_plan``: the in-place method first and the binary one after ``NotImplemented``; a
+subclass's overriding reflected method before the left operand's method; the reflected method
+after ``NotImplemented``) and log, per attempted method written in Python whose call the
+context traces:
 
     FORWARD or REFLECTED, the method (logged by the hook), the callee's events, its result
 
-and, when the value comes from C code instead (a C slot, or a method the context keeps
-primitive): ``NATIVE`` and the value. Nothing logged: the operation raised before any method
-ran. The replay (``replay_operator``) turns each attempt into a ``NestedCall`` of the method
-(arguments in the order the method received them) whose value is the operation's when it is
-not ``NotImplemented``; a ``NATIVE`` value is recorded as the operator's primitive call.
+and, when the value comes from C code instead (a C slot, a plain attribute, or a method the
+context keeps primitive): ``NATIVE`` and the value. Nothing logged: the operation raised
+before any method ran. The replay (``replay_operator``) turns each attempt into a
+``NestedCall`` of the method (arguments in the order the method received them) whose value is
+the operation's unless it is ``NotImplemented``; a ``NATIVE`` value becomes the operator's
+primitive node, as unguarded code records it.
+
+Guards cost scalar loops about a quarter of their traced time, so only code that can meet such
+objects carries them: a function whose globals or closure name a class defining operators in
+Python (``guards_operators``), and every function traced after it in the same run, or every
+function of a run with such an object among its arguments (``operator_arguments``). Elsewhere
+(and on 3.12/3.13) operators on such objects stay primitive nodes, which ``ad.dunders``
+differentiates by tracing the methods during the backward pass.
 """
 from __future__ import annotations
 
