@@ -36,8 +36,10 @@ import weakref
 
 import numpy as np
 
-__all__ = ["PLAIN_TYPES", "DUNDERS", "guards_operators", "operator_arguments", "binary_plan", "dispatch_binary", "dispatch_unary", "dispatch_attribute",
-           "replay_operator", "FORWARD", "REFLECTED", "NATIVE"]
+__all__ = ["PLAIN_TYPES", "PLAIN_ATTRIBUTE_TYPES", "DUNDERS", "guards_operators",
+           "operator_arguments", "has_python_operators", "binary_plan", "dispatch_binary",
+           "dispatch_unary", "dispatch_attribute", "replay_operator", "FORWARD", "REFLECTED",
+           "NATIVE"]
 
 _FUNCTION = types.FunctionType
 
