@@ -82,8 +82,22 @@ def pull_through_python(sweep, node, g) -> None:
     read) by tracing it."""
     if node.fn is getattr:
         _pull_traced(sweep, node, g, read_property, (0,))
-    else:
-        _pull_traced(sweep, node, g, apply_operator, tuple(range(len(node.args))), node.fn)
+        return
+    inplace = DUNDERS[node.fn][2] if len(DUNDERS[node.fn]) == 3 else None
+    if inplace is not None and _python_method(node.args[0].value, inplace) \
+            and any(sweep.wants(a) for a in node.args):
+        # the method changed the object; re-running it on the object as it is now would
+        # start from the changed state: refuse rather than return a wrong gradient
+        from .registry import MissingRuleError
+        loc = node.loc
+        source = f": {loc.source}" if loc is not None and loc.source else ""
+        method = f"{type(node.args[0].value).__qualname__}.{inplace}"
+        raise MissingRuleError(
+            f"dcgraph.ad: the in-place operator method {method} (called at {loc}{source}) was "
+            f"recorded as a primitive (not traced into on Python 3.12/3.13, nor in code that "
+            f"cannot see the class), and its gradient cannot be rebuilt after it changed the "
+            f"object; write the operation out of place (a = a + b)")
+    _pull_traced(sweep, node, g, apply_operator, tuple(range(len(node.args))), node.fn)
 
 
 def _pull_traced(sweep, node, g, fn, positions, *head) -> None:

@@ -37,7 +37,7 @@ import weakref
 import numpy as np
 
 __all__ = ["PLAIN_TYPES", "PLAIN_ATTRIBUTE_TYPES", "DUNDERS", "guards_operators",
-           "operator_arguments", "has_python_operators", "binary_plan", "dispatch_binary",
+           "operator_arguments", "has_python_operators", "python_inplace", "binary_plan", "dispatch_binary",
            "dispatch_unary", "dispatch_attribute", "replay_operator", "FORWARD", "REFLECTED",
            "NATIVE"]
 
@@ -155,6 +155,14 @@ def operator_arguments(args: tuple, kwargs: dict) -> bool:
             if has_python_operators(type(item)):
                 return True
     return False
+
+
+def python_inplace(fn, obj) -> bool:
+    """Is ``fn`` an in-place operator that ``obj``'s class defines in Python (so ``obj op= x``
+    may have changed ``obj``, and an unguarded replay records it as a mutation)?"""
+    names = DUNDERS.get(fn)
+    return names is not None and len(names) == 3 and names[2] is not None \
+        and type(getattr(type(obj), names[2], None)) is _FUNCTION
 
 
 def _tabled() -> bool:

@@ -12,7 +12,7 @@ import operator
 
 from .. import ops
 from ..naming import bind, bind_attribute
-from ..operators import replay_operator
+from ..operators import python_inplace, replay_operator
 from . import py311
 
 __all__ = ["HANDLERS", "Folded", "Placeholder", "NULL"]
@@ -152,8 +152,10 @@ def _binary_op(f, ins, i):
     if replay_operator(f, i, py311.BINARY_OPS[ins.arg], (a, b)):
         return                      # a user class's methods ran (``tracer.operators``)
     value = f.r.take()
-    inplace = ins.arg >= py311.INPLACE_FIRST and value is a.value and _is_mutable(value)
-    f.stack.append(f.call(py311.BINARY_OPS[ins.arg], (a, b), value, i, 0 if inplace else None))
+    fn = py311.BINARY_OPS[ins.arg]
+    inplace = ins.arg >= py311.INPLACE_FIRST and value is a.value and (
+        _is_mutable(value) or python_inplace(fn, value))
+    f.stack.append(f.call(fn, (a, b), value, i, 0 if inplace else None))
 
 
 def _is_mutable(value) -> bool:
