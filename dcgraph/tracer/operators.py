@@ -120,28 +120,37 @@ def _defines_operators(cls) -> bool:
     return False
 
 
-def guards_operators(fn) -> bool:
+def _user_operators(value, ctx) -> bool:
+    """Is ``value`` a class defining operators in Python, from a module the context traces?"""
+    if not has_python_operators(value):
+        return False
+    module = getattr(value, "__module__", None)
+    return not (isinstance(module, str) and module.partition(".")[0] in ctx.primitive_modules)
+
+
+def guards_operators(fn, ctx) -> bool:
     """Should ``fn``'s instrumented code guard its operators? When a name it reads globally,
     or a cell it closes over, holds a class defining operators in Python (and the running
-    version tables ``GUARDED_OPERATORS``). Guards cost scalar code about a quarter of its traced
+    version tables ``GUARDED_OPERATORS``; classes of modules the context ``ctx`` keeps
+    primitive do not count: their methods are never traced). Guards cost scalar code about a quarter of its traced
     time, so code that cannot see such a class goes without them; a run switches them on for
     the rest of its calls once one function needed them (``Run.instrumented_function``)."""
     if not _TABLED:
         return False
     scope = fn.__globals__
     for name in fn.__code__.co_names:
-        if has_python_operators(scope.get(name)):
+        if _user_operators(scope.get(name), ctx):
             return True
     for cell in fn.__closure__ or ():
         try:
-            if has_python_operators(cell.cell_contents):
+            if _user_operators(cell.cell_contents, ctx):
                 return True
         except ValueError:              # an empty cell
             pass
     return False
 
 
-def operator_arguments(args: tuple, kwargs: dict) -> bool:
+def operator_arguments(args: tuple, kwargs: dict, ctx) -> bool:
     """Does a root argument (or an item of a list, tuple or dict argument) belong to a class
     defining operators in Python? Then the whole run guards operators."""
     if not _TABLED:
@@ -152,7 +161,7 @@ def operator_arguments(args: tuple, kwargs: dict) -> bool:
             continue
         items = value.values() if kind is dict else value if kind in (list, tuple) else (value,)
         for item in items:
-            if has_python_operators(type(item)):
+            if _user_operators(type(item), ctx):
                 return True
     return False
 

@@ -296,7 +296,7 @@ class Run:
         generator stays primitive under a depth-dependent context (its frames run at the depth
         of whatever resumes them, not of the call that made it) and in a summary run (its
         frame is its identity in the log, which a summary log must not keep alive)."""
-        guarded = self.operators or guards_operators(fn)
+        guarded = self.operators or guards_operators(fn, self.ctx)
         self.operators = guarded        # from now on, every traced function guards operators
         copy = instrumented_copy(fn, self.unsupported, guarded)
         if copy is not None and fn.__code__.co_flags & 0x20 and (

@@ -40,7 +40,7 @@ def track(f, *args, ctx: Context | None = None, values: str = "keep", **kwargs):
         raise ValueError(f"track: values must be one of {VALUE_MODES}, got {values!r}")
     log = SummaryLog() if values == "summary" else None
     run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT, log)
-    run.operators = operator_arguments(args, kwargs)
+    run.operators = operator_arguments(args, kwargs, run.ctx)
     target = f.__func__ if type(f) is types.MethodType else f
     traced = None
     if type(target) is types.FunctionType and not target.__code__.co_flags & _GENERATOR \

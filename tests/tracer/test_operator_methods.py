@@ -304,9 +304,11 @@ def test_guards_only_where_a_class_with_operators_is_visible():
     def sees_nothing(v):
         return v + v
 
-    assert not guards_operators(plain)            # numbers pay nothing
-    assert guards_operators(boxed) and guards_operators(mixed)
-    assert not guards_operators(sees_nothing)     # ... but an argument switches guards on:
+    ctx = dcgraph.Context()
+    assert not guards_operators(plain, ctx)       # numbers pay nothing
+    assert guards_operators(boxed, ctx) and guards_operators(mixed, ctx)
+    assert not guards_operators(boxed, dcgraph.Context(primitive_modules=[__name__.partition(".")[0]]))
+    assert not guards_operators(sees_nothing, ctx)   # ... but an argument switches guards on:
     value, tape = dcgraph.track(sees_nothing, Num(1.5))
     tape.lint()
     assert value == 3.0
