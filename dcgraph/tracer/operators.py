@@ -42,6 +42,7 @@ __all__ = ["PLAIN_TYPES", "PLAIN_ATTRIBUTE_TYPES", "DUNDERS", "guards_operators"
            "NATIVE"]
 
 _FUNCTION = types.FunctionType
+_UNKNOWN = object()      # not decided yet (``Run.dispatch``)
 
 
 def _plain_types() -> frozenset:
@@ -245,10 +246,20 @@ def binary_plan(fn, a, b) -> list:
 def dispatch_binary(a, b, hook, fn):
     """``fn(a, b)`` for a binary or in-place operator, tracing the Python methods it runs."""
     level = _level(hook)
-    plan = binary_plan(fn, a, b) if level is not None else None
-    if not plan or not any(_traced(level, m) for _, m in plan) or any(
-            type(m) is _FUNCTION and not _traced(level, m) for _, m in plan):
-        return fn(a, b) if level is None else _native(level, fn, (a, b))
+    if level is None:
+        return fn(a, b)
+    run = level.run
+    key = (fn, type(a), type(b))
+    plan = run.dispatch.get(key, _UNKNOWN)
+    if plan is _UNKNOWN:
+        plan = binary_plan(fn, a, b)
+        if not plan or not any(_traced(level, m) for _, m in plan) or any(
+                type(m) is _FUNCTION and not _traced(level, m) for _, m in plan):
+            plan = None                   # C code only, or a method kept primitive
+        if run.shared_memo is not None:   # (a depth-dependent context decides per call)
+            run.dispatch[key] = plan
+    if plan is None:
+        return _native(level, fn, (a, b))
     for kind, method in plan:
         x, y = (a, b) if kind is FORWARD else (b, a)
         if type(method) is _FUNCTION:
@@ -295,7 +306,7 @@ def dispatch_attribute(obj, hook, name: str):
     level = _level(hook)
     if level is None:
         return getattr(obj, name)
-    getters = level.run.getters
+    getters = level.run.dispatch
     key = (type(obj), name)
     getter = getters.get(key, _UNKNOWN)
     if getter is _UNKNOWN:
@@ -305,7 +316,6 @@ def dispatch_attribute(obj, hook, name: str):
     return _attempt(level, hook, FORWARD, getter, obj, binary=False)
 
 
-_UNKNOWN = object()
 
 _SYMBOLS = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.matmul: "@",
             operator.truediv: "/", operator.floordiv: "//", operator.mod: "%",

@@ -232,7 +232,7 @@ class Run:
         # class -> its constructor (``classes.constructor``); none kept for a summary log
         self.constructors: dict | None = {} if log is None else None
         self.operators = False          # every traced function guards its operators (``operators``)
-        self.getters: dict = {}         # (class, attribute) -> its property's getter, or None
+        self.dispatch: dict = {}        # per class (or pair): ``operators``' decisions
 
     def close(self) -> None:
         """The run is over: drop the levels, which refer back to the run, so the run is freed
@@ -248,7 +248,7 @@ class Run:
         self.levels.clear()
         self.shared_memo = None         # the memo keeps the callables it saw alive
         self.constructors = {} if not self.summary else None
-        self.getters = {}
+        self.dispatch = {}
 
     def level(self, depth: int) -> Level:
         levels = self.levels
