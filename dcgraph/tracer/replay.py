@@ -484,6 +484,7 @@ class Frame:
     def returned_from(self, frame: "Frame") -> None:
         """The traced callee ``frame`` was replayed: its call's value is the next event."""
         node = frame.call_node
+        then, self.after_call = self.after_call, None
         try:
             value = self.r.take()      # Missing here: the callee raised, so does this call
         except Missing:
@@ -497,8 +498,7 @@ class Frame:
                 value = ret.value
         node.value = node.result = value
         self.stack.append(node)
-        if self.after_call is not None:
-            then, self.after_call = self.after_call, None
+        if then is not None:
             then(self)
 
     def star_arguments(self, i: int, node) -> list:

@@ -224,6 +224,34 @@ def test_not_implemented_then_reflected_and_all_declining():
     assert dcgraph.grad(g)(1.5) == pytest.approx(2.0)
 
 
+class Boom:
+    def __radd__(self, other):
+        raise ValueError("boom")
+
+
+def _not_implemented(x):
+    return NotImplemented if x > 0 else x
+
+
+@traced_here
+def test_a_method_that_raises_leaves_no_pending_attempt():
+    def h(a):
+        n = Num(a)
+        try:
+            n + Boom()               # Num.__add__ declines, Boom.__radd__ raises
+        except ValueError:
+            pass
+        r = _not_implemented(a)      # a traced call returning NotImplemented: just a value
+        return a * 2.0 if r is NotImplemented else a
+
+    value, tape = dcgraph.track(h, 1.5)
+    tape.lint()
+    assert value == 3.0
+    calls = [n for n in tape.nodes if type(n) is NestedCall and not isinstance(n.fn, type)]
+    assert [n.fn.__qualname__ for n in calls] == ["Num.__add__", "Boom.__radd__", "_not_implemented"]
+    assert calls[1].child.raised and calls[2].value is NotImplemented
+
+
 def _central(f, a, h=1e-6):
     return (f(a + h) - f(a - h)) / (2 * h)
 
