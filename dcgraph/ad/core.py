@@ -260,7 +260,9 @@ class Sweep:
                 if type(g) is Sparse and not rule.sparse and type(node.value) is ndarray:
                     g = dense_array(node.value.shape, g, node.value.dtype)
                 if node.mutates is not None and not _writes_out(node):
-                    if rule.inplace is None:
+                    if node.fn in DUNDERS and python_operator(node.fn, [a.value for a in node.args]):
+                        pull_through_python(self, node, g)   # a user class's in-place method
+                    elif rule.inplace is None:
                         self.missing(node, g)
                     else:
                         rule.inplace(self, node, g)

@@ -1,8 +1,11 @@
-"""Operators on objects of the user's classes: pulled back through the Python methods that
-computed them.
+"""Operators on objects of the user's classes recorded as primitive nodes: pulled back through
+the Python methods that computed them.
 
-``a + b``, ``-a``, ``a[k]`` are bytecode, so the tape records ``operator.add`` and friends as
-primitives even when ``type(a).__add__`` is Python code. The numeric rules would be wrong for
+On 3.11 the tracer records ``a + b``, ``-a``, ``a[k]`` on such objects as nested calls of the
+methods (``tracer.operators``), and the sweep goes through their bodies. What still arrives
+here as a primitive ``operator.add`` and friends: every operator on 3.12/3.13 (not ported),
+methods the context keeps primitive, and property reads (``obj.name`` with a Python getter,
+not traced into on any version). The numeric rules would be wrong for
 such operands, so the sweep asks ``python_operator(node)`` first; when the operator dispatched
 to a Python method, ``pull_through_python`` re-runs the operation traced (``apply_operator``
 follows Python's dispatch: reflected methods of subclasses first, ``NotImplemented``, in-place
@@ -12,28 +15,12 @@ through its getter. The operands are used as the tape holds them (objects are no
 """
 from __future__ import annotations
 
-import operator
 from types import FunctionType
+
+from ..tracer.operators import DUNDERS, FORWARD, binary_plan
 
 __all__ = ["python_operator", "python_property", "apply_operator", "read_property",
            "pull_through_python", "DUNDERS"]
-
-# operator -> (method, reflected method, in-place method); unary ones have only a method
-DUNDERS = {
-    operator.add: ("__add__", "__radd__", None), operator.sub: ("__sub__", "__rsub__", None),
-    operator.mul: ("__mul__", "__rmul__", None), operator.matmul: ("__matmul__", "__rmatmul__", None),
-    operator.truediv: ("__truediv__", "__rtruediv__", None),
-    operator.floordiv: ("__floordiv__", "__rfloordiv__", None),
-    operator.mod: ("__mod__", "__rmod__", None), operator.pow: ("__pow__", "__rpow__", None),
-    operator.iadd: ("__add__", "__radd__", "__iadd__"),
-    operator.isub: ("__sub__", "__rsub__", "__isub__"),
-    operator.imul: ("__mul__", "__rmul__", "__imul__"),
-    operator.imatmul: ("__matmul__", "__rmatmul__", "__imatmul__"),
-    operator.itruediv: ("__truediv__", "__rtruediv__", "__itruediv__"),
-    operator.ipow: ("__pow__", "__rpow__", "__ipow__"),
-    operator.neg: ("__neg__",), operator.pos: ("__pos__",), operator.abs: ("__abs__",),
-    operator.getitem: ("__getitem__",),
-}
 
 
 def _python_method(obj, name) -> bool:
@@ -54,35 +41,19 @@ def python_operator(fn, values) -> bool:
 
 
 def apply_operator(fn, *operands):
-    """``fn(*operands)`` with Python's dispatch spelled out as calls, so a tracer follows the
-    methods it runs."""
+    """``fn(*operands)`` with Python's dispatch spelled out as calls (``binary_plan``), so a
+    tracer follows the methods it runs."""
     names = DUNDERS[fn]
     a = operands[0]
     if len(names) == 1:
         return getattr(type(a), names[0])(a, *operands[1:])
     b = operands[1]
-    method, reflected, inplace = names
-    if inplace is not None and getattr(type(a), inplace, None) is not None:
-        result = getattr(type(a), inplace)(a, b)
-        if result is not NotImplemented:
-            return result
-    ta, tb = type(a), type(b)
-    first_reflected = tb is not ta and issubclass(tb, ta) and \
-        getattr(tb, reflected, None) is not getattr(ta, reflected, None)
-    if first_reflected:
-        result = getattr(tb, reflected)(b, a)
-        if result is not NotImplemented:
-            return result
-    if getattr(ta, method, None) is not None:
-        result = getattr(ta, method)(a, b)
-        if result is not NotImplemented:
-            return result
-    if tb is not ta and not first_reflected and getattr(tb, reflected, None) is not None:
-        result = getattr(tb, reflected)(b, a)
+    for kind, method in binary_plan(fn, a, b):
+        result = method(a, b) if kind is FORWARD else method(b, a)
         if result is not NotImplemented:
             return result
     raise TypeError(f"unsupported operand type(s) for {fn.__name__}: "
-                    f"{ta.__name__!r} and {tb.__name__!r}")
+                    f"{type(a).__name__!r} and {type(b).__name__!r}")
 
 
 def read_property(obj, name):
@@ -111,8 +82,22 @@ def pull_through_python(sweep, node, g) -> None:
     read) by tracing it."""
     if node.fn is getattr:
         _pull_traced(sweep, node, g, read_property, (0,))
-    else:
-        _pull_traced(sweep, node, g, apply_operator, tuple(range(len(node.args))), node.fn)
+        return
+    inplace = DUNDERS[node.fn][2] if len(DUNDERS[node.fn]) == 3 else None
+    if inplace is not None and _python_method(node.args[0].value, inplace) \
+            and any(sweep.wants(a) for a in node.args):
+        # the method changed the object; re-running it on the object as it is now would
+        # start from the changed state: refuse rather than return a wrong gradient
+        from .registry import MissingRuleError
+        loc = node.loc
+        source = f": {loc.source}" if loc is not None and loc.source else ""
+        method = f"{type(node.args[0].value).__qualname__}.{inplace}"
+        raise MissingRuleError(
+            f"dcgraph.ad: the in-place operator method {method} (called at {loc}{source}) was "
+            f"recorded as a primitive (not traced into on Python 3.12/3.13, nor in code that "
+            f"cannot see the class), and its gradient cannot be rebuilt after it changed the "
+            f"object; write the operation out of place (a = a + b)")
+    _pull_traced(sweep, node, g, apply_operator, tuple(range(len(node.args))), node.fn)
 
 
 def _pull_traced(sweep, node, g, fn, positions, *head) -> None:

@@ -23,6 +23,7 @@ import types
 import weakref
 
 from .classes import traced_target
+from .operators import guards_operators
 
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "enter_generator",
            "resumed", "Missing"]
@@ -230,6 +231,8 @@ class Run:
         self.log_end = None             # len(log) at close: a generator resumed later logs past it
         # class -> its constructor (``classes.constructor``); none kept for a summary log
         self.constructors: dict | None = {} if log is None else None
+        self.operators = False          # every traced function guards its operators (``operators``)
+        self.dispatch: dict = {}        # per class (or pair): ``operators``' decisions
 
     def close(self) -> None:
         """The run is over: drop the levels, which refer back to the run, so the run is freed
@@ -245,6 +248,7 @@ class Run:
         self.levels.clear()
         self.shared_memo = None         # the memo keeps the callables it saw alive
         self.constructors = {} if not self.summary else None
+        self.dispatch = {}
 
     def level(self, depth: int) -> Level:
         levels = self.levels
@@ -292,7 +296,9 @@ class Run:
         generator stays primitive under a depth-dependent context (its frames run at the depth
         of whatever resumes them, not of the call that made it) and in a summary run (its
         frame is its identity in the log, which a summary log must not keep alive)."""
-        copy = instrumented_copy(fn, self.unsupported)
+        guarded = self.operators or guards_operators(fn, self.ctx)
+        self.operators = guarded        # from now on, every traced function guards operators
+        copy = instrumented_copy(fn, self.unsupported, guarded)
         if copy is not None and fn.__code__.co_flags & 0x20 and (
                 self.ctx.depth_dependent or self.summary):
             return None
@@ -303,20 +309,22 @@ _copies: dict = {}     # id(function) -> (weakref to it, its code, instrumented 
 _COPIES_BOUND = 256    # the cache holds at most this many copies (and what they capture)
 
 
-def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
+def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None,
+                      guarded: bool = False):
     """The instrumented copy of ``fn`` (cached while fn's code, defaults and closure are
     unchanged; an entry goes when ``fn`` does), or None when its code cannot be instrumented
-    (the reason goes into ``unsupported``)."""
-    hit = _copies.get(id(fn))
+    (the reason goes into ``unsupported``). ``guarded``: see ``instrument``."""
+    key = (id(fn), guarded)
+    hit = _copies.get(key)
     code = fn.__code__
     if hit is not None and hit[0]() is fn and hit[1] is code:
         copy = hit[2]
         if copy is None or (copy.__defaults__ is fn.__defaults__
                             and copy.__kwdefaults__ is fn.__kwdefaults__):
             if copy is None and unsupported is not None:
-                unsupported[code] = _instrument(code).error
+                unsupported[code] = _instrument(code, guarded).error
             return copy
-    info = _instrument(code)
+    info = _instrument(code, guarded)
     if info.error is not None:
         if unsupported is not None:
             unsupported[fn.__code__] = info.error
@@ -335,12 +343,11 @@ def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
     # bytecode boundary (3.12 collects there) and would break a live iterator over the dict
     for stale in list(_copies)[: max(0, len(_copies) - _COPIES_BOUND + 1)]:
         _copies.pop(stale, None)
-    key = id(fn)
     _copies[key] = (weakref.ref(fn, functools.partial(_forget, key)), code, copy)
     return copy
 
 
-def _forget(key: int, ref, copies: dict = _copies) -> None:
+def _forget(key: tuple, ref, copies: dict = _copies) -> None:
     """``fn`` was collected: drop its entry (unless the id was reused meanwhile). The cache is
     bound as a default: at interpreter exit the module's globals may already be gone."""
     hit = copies.get(key)
@@ -348,9 +355,9 @@ def _forget(key: int, ref, copies: dict = _copies) -> None:
         copies.pop(key, None)
 
 
-def _instrument(code):
+def _instrument(code, guarded: bool = False):
     from .instrument import instrument
-    return instrument(code)
+    return instrument(code, guarded)
 
 
 def _long_lived(f) -> bool:

@@ -207,6 +207,7 @@ class Frame:
         self.call_node: NestedCall | None = None   # the caller's node of this frame
         self.token = None              # a generator's frame object (its identity in the log)
         self.thrown = False            # a suspended generator resumes by raising at its yield
+        self.after_call = None         # run after the callee's node is pushed (``operators``)
 
     # -- helpers the opcode handlers use ----------------------------------------------------
     def loc(self, i: int) -> Location:
@@ -305,7 +306,7 @@ class Frame:
                 for i in range(block.start, block.end):
                     op = ops[i]
                     op.handler(self, op, i)
-                    if self.callee is not None:
+                    while self.callee is not None:   # (an operator may try another method)
                         callee, self.callee = self.callee, None
                         yield callee
                         if callee is not generators.SUSPENDED:
@@ -483,6 +484,7 @@ class Frame:
     def returned_from(self, frame: "Frame") -> None:
         """The traced callee ``frame`` was replayed: its call's value is the next event."""
         node = frame.call_node
+        then, self.after_call = self.after_call, None
         try:
             value = self.r.take()      # Missing here: the callee raised, so does this call
         except Missing:
@@ -496,6 +498,8 @@ class Frame:
                 value = ret.value
         node.value = node.result = value
         self.stack.append(node)
+        if then is not None:
+            then(self)
 
     def star_arguments(self, i: int, node) -> list:
         """Nodes for the elements of a ``*args`` tuple (the tuple's own inputs when it was

@@ -92,6 +92,13 @@ for _name in CALLS:
     PROBE_KIND[_name] = "call"
 del _name
 
+# Operator instructions guarded for operands of the user's classes (``tracer.operators``):
+# name -> (operand count, dispatcher: "binary" or "unary"; BINARY_SUBSCR passes its two operands
+# to the unary dispatcher as one tuple).
+GUARDED_OPERATORS = {"BINARY_OP": (2, "binary"), "BINARY_SUBSCR": (2, "subscript"),
+                     "UNARY_NEGATIVE": (1, "unary"), "UNARY_POSITIVE": (1, "unary"),
+                     "UNARY_INVERT": (1, "unary"), "LOAD_ATTR": (1, "attribute")}
+
 # Code using these is left untraced (recorded as a primitive call): module and class bodies,
 # generators and coroutines.
 UNSUPPORTED = {"LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS",

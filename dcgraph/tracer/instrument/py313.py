@@ -22,6 +22,8 @@ from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,
                     UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count)
 
 ENDS_BLOCK = py312.ENDS_BLOCK
+# not ported: operators on user objects stay primitive calls here (``ad.dunders``)
+GUARDED_OPERATORS: dict = {}
 CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX"}
 CALLABLE_PRODUCERS = py312.CALLABLE_PRODUCERS
 

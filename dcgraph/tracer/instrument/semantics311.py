@@ -12,6 +12,7 @@ import operator
 
 from .. import ops
 from ..naming import bind, bind_attribute
+from ..operators import python_inplace, replay_operator
 from . import py311
 
 __all__ = ["HANDLERS", "Folded", "Placeholder", "NULL"]
@@ -148,9 +149,13 @@ _MUTABLE = (list, dict, set, bytearray)
 @handles("BINARY_OP")
 def _binary_op(f, ins, i):
     b, a = f.use(), f.use()
+    if replay_operator(f, i, py311.BINARY_OPS[ins.arg], (a, b)):
+        return                      # a user class's methods ran (``tracer.operators``)
     value = f.r.take()
-    inplace = ins.arg >= py311.INPLACE_FIRST and value is a.value and _is_mutable(value)
-    f.stack.append(f.call(py311.BINARY_OPS[ins.arg], (a, b), value, i, 0 if inplace else None))
+    fn = py311.BINARY_OPS[ins.arg]
+    inplace = ins.arg >= py311.INPLACE_FIRST and value is a.value and (
+        _is_mutable(value) or python_inplace(fn, value))
+    f.stack.append(f.call(fn, (a, b), value, i, 0 if inplace else None))
 
 
 def _is_mutable(value) -> bool:
@@ -163,7 +168,8 @@ def _is_mutable(value) -> bool:
 @handles("UNARY_POSITIVE", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT")
 def _unary(f, ins, i):
     a = f.use()
-    f.stack.append(f.call(py311.UNARY_OPS[ins.name], (a,), f.r.take(), i))
+    if not replay_operator(f, i, py311.UNARY_OPS[ins.name], (a,)):
+        f.stack.append(f.call(py311.UNARY_OPS[ins.name], (a,), f.r.take(), i))
 
 
 def _test(f, ins, i, fn, symbol, a, b):
@@ -212,7 +218,8 @@ def _check_exc_match(f, ins, i):
 @handles("BINARY_SUBSCR")
 def _binary_subscr(f, ins, i):
     k, c = f.use(), f.use()
-    f.stack.append(f.call(operator.getitem, (c, k), f.r.take(), i))
+    if not replay_operator(f, i, operator.getitem, (c, k)):
+        f.stack.append(f.call(operator.getitem, (c, k), f.r.take(), i))
 
 
 @handles("STORE_SUBSCR")
@@ -272,6 +279,8 @@ def _load_attr(f, ins, i):
     if i in f.info.callee_producer:
         f.stack.append(Placeholder(obj, ins.arg))
         return
+    if not method and replay_operator(f, i, getattr, (obj,)):
+        return                      # a property's Python getter ran (``tracer.operators``)
     f.stack.append(f.call(getattr, (obj, f.r.literal(ins.arg)), f.r.take(), i))
 
 
