@@ -45,13 +45,11 @@ def test_generator_corner_matches_plain_call(fn, args):
 
 @only_311
 def test_generator_corners_are_traced():
-    untraced = {"yield_from_untraced": {"delegating"},
-                "async_run": set()}          # asyncio.run is a primitive: its coroutines never
-    for fn, args in corners.ALL:            # reach the hook
-        _, tape = dcgraph.track(fn, *args)
+    for fn, args in corners.ALL:            # (asyncio.run is a primitive: its coroutines
+        _, tape = dcgraph.track(fn, *args)  # never reach the hook)
         names = {code.co_name for code in tape.untraced if code.co_flags & 0x20}
-        assert names == untraced.get(fn.__name__, set()), fn.__name__
-        if fn.__name__ not in ("async_run", "yield_from_untraced"):
+        assert names == set(), fn.__name__
+        if fn.__name__ != "async_run":
             assert _segments(tape), f"{fn.__name__}: no generator segment recorded"
 
 

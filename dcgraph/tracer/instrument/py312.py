@@ -32,6 +32,7 @@ CONDITIONAL_JUMPS = {
 UNCONDITIONAL_JUMPS = py311.UNCONDITIONAL_JUMPS
 TERMINATORS = {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"}
 ENDS_BLOCK = set(CONDITIONAL_JUMPS) | UNCONDITIONAL_JUMPS | TERMINATORS | {"FOR_ITER"}
+DELEGATING_JUMPS: set = set()     # generators are not traced here: SEND stays unsupported
 CALLS = {"CALL", "CALL_FUNCTION_EX"}
 FOLDABLE_TESTS = py311.FOLDABLE_TESTS
 FOLDING_JUMPS = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"}
@@ -49,7 +50,8 @@ PROBE_KIND.update({"BINARY_SLICE": "value", "CALL_INTRINSIC_1": "value",
 # Generators stay primitive calls here (their resume and yield layout is not yet tabled).
 TRACED_GENERATOR_FLAGS = 0
 UNSUPPORTED = py311.UNSUPPORTED | {"LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",
-                                   "LOAD_FROM_DICT_OR_DEREF", "END_SEND", "CLEANUP_THROW"}
+                                   "LOAD_FROM_DICT_OR_DEREF", "END_SEND", "CLEANUP_THROW",
+                                   "SEND", "GET_YIELD_FROM_ITER"}
 
 LITERAL_LOADS = {"LOAD_CONST", "RETURN_CONST"}
 FOR_ITER_SKIP = 1

@@ -17,6 +17,7 @@ from bytecode.instr import InstrLocation
 
 from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, _state, enter_generator,
                         resumed)
+from ..delegation import LandMark, delegated
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .versions import opcode_table, semantics
@@ -71,6 +72,7 @@ class CodeInfo:
         self.hidden = _HIDDEN + self.generator   # a generator's frame object lies under them
         self.resume_mark = ResumeMark(self) if self.generator else None
         self.made_mark = MadeMark(self) if self.generator else None
+        self.land_mark = LandMark(self) if self.generator else None
 
     def __repr__(self):
         return f"<CodeInfo {self.code.co_qualname}{' (unsupported)' if self.error else ''}>"
@@ -242,6 +244,25 @@ def _resumed(depth: int, info: CodeInfo, loc) -> list:
     return seq
 
 
+def _delegated(depth: int, loc) -> list:
+    """After GET_YIELD_FROM_ITER (the iterator on top, ``depth`` values in all): replace it by
+    ``delegation.delegated(iterator, frame, hook)``. Stack-neutral."""
+    return [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", delegated, location=loc),
+            Instr("COPY", 3, location=loc),              # the iterator
+            Instr("COPY", depth + 6, location=loc),      # the frame object
+            Instr("COPY", depth + 6, location=loc),      # the hook the frame holds
+            *ops.call_instrs(3, loc), Instr("SWAP", 2, location=loc),
+            Instr("POP_TOP", location=loc)]
+
+
+def _landed(info: CodeInfo, depth: int, loc) -> list:
+    """At the target of a ``yield from``'s SEND (the returned value on top): log the land
+    mark, the frame object and the value."""
+    return (_log(depth, [Instr("LOAD_CONST", info.land_mark, location=loc)], loc)
+            + _log(depth, [Instr("COPY", depth + 5, location=loc)], loc)
+            + _log(depth, [Instr("COPY", 3, location=loc)], loc))
+
+
 def _prologue(info: CodeInfo, loc) -> list:
     """Push the run's hook and ``append`` (``_state.run.pending``, left by the hook that let
     this call in) into the hidden slots, then log the entry mark and the arguments. No Python
@@ -303,6 +324,8 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
                 if info.generator:      # which generator frame caught it (it may be thrown in)
                     out += _log(block.depth, [Instr("COPY", block.depth + 5, location=loc)], loc)
                 out += _log(block.depth, [Instr("COPY", 3, location=loc)], loc)
+        if block.start == i and info.generator and _send_target(s, block):
+            out += _landed(info, block.depth, loc)
         call = ops.hook_site(s.instrs, i)
         if call is not None:
             below = ops.callee_below(s.instrs[call], call in s.self_layout)
@@ -323,12 +346,20 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
             out += _prologue(info, _NO_LINE)
         elif name == "RESUME" and info.generator:
             out += _resumed(s.depth_before[i], info, loc)
+        elif name == "GET_YIELD_FROM_ITER":
+            out += _delegated(s.depth_before[i], loc)
         kind = info.probe[i]
         if kind is not None:
             out += _probe_after(info, s, i, ins, kind)
     if not resumed:
         raise Unsupported("no RESUME instruction")
     return out
+
+
+def _send_target(s: Structure, block) -> bool:
+    """Is ``block`` where a ``yield from`` loop's SEND jumps when the sub-iterator returns?"""
+    return any(s.instrs[s.blocks[p].end - 1].name in ops.DELEGATING_JUMPS
+               and s.blocks[p].jump == block.index for p in block.preds)
 
 
 def _for_iter_target(s: Structure, block) -> bool:
