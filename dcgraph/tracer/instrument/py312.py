@@ -45,10 +45,11 @@ PROBE_KIND.update({"BINARY_SLICE": "value", "CALL_INTRINSIC_1": "value",
                    "CALL_INTRINSIC_2": "value", "LOAD_SUPER_ATTR": "value",
                    "STORE_SLICE": "done"})
 
-# Class bodies and annotation scopes (3.12's LOAD_LOCALS, LOAD_FROM_DICT_OR_*), generators'
-# send/throw machinery: left untraced like 3.11's module bodies and generators.
-# Generators stay primitive calls here (their resume and yield layout is not yet tabled).
-TRACED_GENERATOR_FLAGS = 0
+# Class bodies and annotation scopes (3.12's LOAD_LOCALS, LOAD_FROM_DICT_OR_*), ``yield from``
+# (SEND, END_SEND, CLEANUP_THROW: not tabled yet): left untraced like 3.11's module bodies.
+# Generators are traced as on 3.11; every generator body lies in a handler range (3.12 turns
+# a StopIteration leaving it into RuntimeError), which opens after the prologue (``rewrite``).
+TRACED_GENERATOR_FLAGS = 0x20
 UNSUPPORTED = py311.UNSUPPORTED | {"LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",
                                    "LOAD_FROM_DICT_OR_DEREF", "END_SEND", "CLEANUP_THROW",
                                    "SEND", "GET_YIELD_FROM_ITER"}

@@ -19,10 +19,13 @@ from . import py312
 from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,  # noqa: F401
                     DELEGATING_JUMPS,
                     FOLDABLE_TESTS, FOLDING_JUMPS, GENERATOR_FLAGS, INPLACE_FIRST, LITERAL_LOADS,
-                    TERMINATORS, TRACED_GENERATOR_FLAGS, UNARY_OPS, UNCONDITIONAL_JUMPS,
+                    TERMINATORS, UNARY_OPS, UNCONDITIONAL_JUMPS,
                     UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count)
 
 ENDS_BLOCK = py312.ENDS_BLOCK
+# Generators stay primitive calls here (the resumption probe is tabled for 3.11/3.12's
+# NULL-first call layout only).
+TRACED_GENERATOR_FLAGS = 0
 CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX"}
 CALLABLE_PRODUCERS = py312.CALLABLE_PRODUCERS
 

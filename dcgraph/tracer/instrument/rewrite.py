@@ -297,11 +297,15 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
     out: list = []
     i = -1
     resumed = False
+    deferred: list = []       # try ranges opened before the prologue
     pending_mark = None       # [instructions still to emit before it, the mark's probe]
     for item in bc:
         if isinstance(item, TryBegin):
             depth, lasti = s.blocks[s.label_block[id(item.target)]].handler
             item.stack_depth, item.push_lasti = depth + info.hidden, lasti
+            if not resumed:   # 3.12's generator body handler: its range starts after the
+                deferred.append(item)   # prologue has pushed the hidden slots
+                continue
         if not isinstance(item, Instr):
             out.append(item)
             continue
@@ -343,7 +347,7 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
         name = ins.name
         if name == "RESUME" and not resumed:
             resumed = True
-            out += _prologue(info, _NO_LINE)
+            out += _prologue(info, _NO_LINE) + deferred
         elif name == "RESUME" and info.generator:
             out += _resumed(s.depth_before[i], info, loc)
         elif name == "GET_YIELD_FROM_ITER":
