@@ -90,6 +90,7 @@ def resume(r, thrown: bool = False, landed: bool = False) -> None:
     elif thrown:                 # the handler reads mark, frame and exception itself
         frame = state.frame
         frame.tape, frame.call_node, frame.thrown = child, node, True
+        frame.stack.append(r.literal(None))     # the value a resumption pushes, then raises
         frame.add(Argument("(thrown)", r.log[r.pos + 2]))
         node.fn = types.GeneratorType.throw
     else:
@@ -173,7 +174,7 @@ def yield_from_iter(frame, i: int) -> None:
     frame.stack.append(obj if obj.value is iterator else frame.call(iter, (obj,), iterator, i))
 
 
-def send(frame, i: int) -> None:
+def send(frame, i: int, keeps_iterator: bool = False) -> None:
     """SEND of ``yield from``: the sub-generator's segment that yielded (its node is the
     item), an item the relay logged (``next_item`` of the iterator), or the returned value
     (the land mark: the sub-generator's last segment, whose value it is)."""
@@ -204,15 +205,47 @@ def send(frame, i: int) -> None:
     if type(event) is not LandMark or r.log[r.pos + 1] is not frame.token:
         raise Missing                    # the sub-iterator raised
     value = r.log[r.pos + 2]
-    r.pos += 3
-    frame.stack.pop()
-    last = _returned_segment(iterator, value, frame.tape)
-    if last is not None:
-        frame.stack.append(last)
+    if keeps_iterator:                   # 3.12: END_SEND takes the land mark
+        frame.stack.append(returned_node(frame, i, iterator, value, frame.tape))
     else:
-        frame.stack.append(r.literal(None) if value is None
-                           else frame.constant("returned", value, i))
+        r.pos += 3
+        frame.stack.pop()
+        frame.stack.append(returned_node(frame, i, iterator, value, frame.tape))
     frame.next_block = block.jump
+
+
+def end_send(frame, i: int) -> None:
+    """3.12's END_SEND, where a ``yield from`` ends: the land mark; [iterator, value] -> value."""
+    r = frame.r
+    if type(r.log[r.pos]) is not LandMark or r.log[r.pos + 1] is not frame.token:
+        from .replay import ReplayError
+        raise ReplayError(f"expected the land mark of {frame.info.code.co_qualname} at event {r.pos}")
+    r.pos += 3
+    value = frame.stack.pop()
+    frame.stack.pop()
+    frame.stack.append(value)
+
+
+def cleanup_throw(frame, i: int) -> None:
+    """3.12's CLEANUP_THROW (an exception thrown in at a ``yield from``): a StopIteration is
+    the sub-iterator's return, [iterator, sent, exc] -> [None, value]; any other exception
+    goes on."""
+    exc = frame.use()
+    frame.use()
+    iterator = frame.use()
+    if not isinstance(exc.value, StopIteration):
+        frame.raising = (exc,)
+        raise Missing
+    frame.stack.append(frame.r.literal(None))
+    frame.stack.append(returned_node(frame, i, iterator, exc.value.value, None))
+
+
+def returned_node(frame, i, iterator, value, tape):
+    """The node of a ``yield from``'s value: the sub-generator's last segment, or a literal."""
+    last = _returned_segment(iterator, value, tape)
+    if last is not None:
+        return last
+    return frame.r.literal(None) if value is None else frame.constant("returned", value, i)
 
 
 def _returned_segment(iterator, value, tape):

@@ -16,7 +16,7 @@ import generator_corners as corners  # noqa: E402
 
 WARM_RUNS = 120
 TRACES_GENERATORS = sys.version_info[:2] in ((3, 11), (3, 12))
-DELEGATES = sys.version_info[:2] == (3, 11)       # ``yield from`` traced (3.12: primitive)
+DELEGATES = TRACES_GENERATORS                     # ``yield from`` traced with them
 only_traced = pytest.mark.skipif(not TRACES_GENERATORS,
                                  reason="generators are traced on CPython 3.11 and 3.12")
 
