@@ -15,10 +15,10 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import generator_corners as corners  # noqa: E402
 
 WARM_RUNS = 120
-TRACES_GENERATORS = sys.version_info[:2] in ((3, 11), (3, 12))
+TRACES_GENERATORS = sys.version_info[:2] in ((3, 11), (3, 12), (3, 13))
 DELEGATES = TRACES_GENERATORS                     # ``yield from`` traced with them
 only_traced = pytest.mark.skipif(not TRACES_GENERATORS,
-                                 reason="generators are traced on CPython 3.11 and 3.12")
+                                 reason="generators are traced on CPython 3.11 to 3.13")
 
 
 def _outcome(fn, args):

@@ -15,8 +15,9 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import yield_from_corners as corners  # noqa: E402
 
 WARM_RUNS = 120
-traced_here = pytest.mark.skipif(sys.version_info[:2] not in ((3, 11), (3, 12)),
-                                 reason="generators are traced on CPython 3.11 and 3.12")
+TRACED_VERSIONS = ((3, 11), (3, 12), (3, 13))
+traced_here = pytest.mark.skipif(sys.version_info[:2] not in TRACED_VERSIONS,
+                                 reason="generators are traced on CPython 3.11 to 3.13")
 
 
 def _outcome(fn, args):
@@ -41,7 +42,7 @@ def test_yield_from_corner_matches_plain_call(fn, args):
         assert ("ok", result) == expected
     tape.lint()
     assert _outcome(fn, args) == expected, "instrumented code leaked into a plain call"
-    if sys.version_info[:2] in ((3, 11), (3, 12)):
+    if sys.version_info[:2] in TRACED_VERSIONS:
         assert not [c for c in tape.untraced if c.co_flags & 0x20], fn.__name__
         assert _segments(tape), f"{fn.__name__}: no generator segment recorded"
 

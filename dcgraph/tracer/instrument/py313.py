@@ -23,9 +23,7 @@ from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,
                     UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count)
 
 ENDS_BLOCK = py312.ENDS_BLOCK
-# Generators stay primitive calls here (the resumption probe is tabled for 3.11/3.12's
-# NULL-first call layout only).
-TRACED_GENERATOR_FLAGS = 0
+TRACED_GENERATOR_FLAGS = 0x20           # as 3.12 (probes follow the version's call layout)
 CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX"}
 CALLABLE_PRODUCERS = py312.CALLABLE_PRODUCERS
 

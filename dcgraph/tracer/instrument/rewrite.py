@@ -230,10 +230,7 @@ def _resumed(depth: int, info: CodeInfo, loc) -> list:
     """After a generator's RESUME (``depth`` >= 1: the value sent in is on top): call
     ``recorder.resumed(mark, frame, sent, hook)`` and put the (append, hook) it returns into
     the hidden slots (the frame object lies under them). Stack-neutral."""
-    if not ops.NULL_FIRST:
-        raise Unsupported("generator resumption is tabled for a NULL-first call layout only")
-    seq = [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", resumed, location=loc),
-           Instr("LOAD_CONST", info.resume_mark, location=loc),
+    seq = [*_callable(resumed, loc), Instr("LOAD_CONST", info.resume_mark, location=loc),
            Instr("COPY", depth + 6, location=loc),      # the frame object
            Instr("COPY", 5, location=loc),              # the value sent in
            Instr("COPY", depth + 7, location=loc),      # the hook the frame holds
@@ -244,11 +241,17 @@ def _resumed(depth: int, info: CodeInfo, loc) -> list:
     return seq
 
 
+def _callable(fn, loc) -> list:
+    """Push ``fn`` and the NULL beside it, in the version's call layout (two slots)."""
+    load = Instr("LOAD_CONST", fn, location=loc)
+    null = Instr("PUSH_NULL", location=loc)
+    return [null, load] if ops.NULL_FIRST else [load, null]
+
+
 def _delegated(depth: int, loc) -> list:
     """After GET_YIELD_FROM_ITER (the iterator on top, ``depth`` values in all): replace it by
     ``delegation.delegated(iterator, frame, hook)``. Stack-neutral."""
-    return [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", delegated, location=loc),
-            Instr("COPY", 3, location=loc),              # the iterator
+    return [*_callable(delegated, loc), Instr("COPY", 3, location=loc),    # the iterator
             Instr("COPY", depth + 6, location=loc),      # the frame object
             Instr("COPY", depth + 6, location=loc),      # the hook the frame holds
             *ops.call_instrs(3, loc), Instr("SWAP", 2, location=loc),
