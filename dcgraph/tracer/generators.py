@@ -20,11 +20,16 @@ from __future__ import annotations
 
 import types
 
-from ..tape import Argument, NestedCall, PrimitiveCall, Tape, Yield
+from ..tape import Argument, NestedCall, Phi, PrimitiveCall, Return, Tape, Yield
+from . import ops
+from .delegation import LandMark, RelayMark
+from .recorder import Missing, ResumeMark
 
-__all__ = ["GeneratorState", "made", "resume", "SUSPENDED", "resumed_item"]
+__all__ = ["GeneratorState", "made", "resume", "SUSPENDED", "resumed_item", "DELEGATION_MARKS",
+           "settle_delegation", "yield_from_iter", "send"]
 
 SUSPENDED = object()    # yielded by a generator Frame's replay_steps at YIELD_VALUE
+DELEGATION_MARKS = (LandMark, RelayMark)
 
 
 class GeneratorState:
@@ -59,14 +64,15 @@ def made(frame, i: int, f, fn, fn_node, method, args, kwargs, via) -> None:
     frame.stack.append(node)
 
 
-def resume(r, thrown: bool = False) -> None:
+def resume(r, thrown: bool = False, landed: bool = False) -> None:
     """Replay one segment of the generator frame whose ``ResumeMark`` (or, ``thrown``, whose
-    handler's mark: an exception thrown in at a yield) is next in the log, as a NestedCall in
-    the frame currently replayed (``r.current``)."""
+    handler's mark: an exception thrown in at a yield; or, ``landed``, whose ``LandMark``: its
+    ``yield from`` ended because ``throw`` made the sub-iterator return) is next in the log,
+    as a NestedCall in the frame currently replayed (``r.current``)."""
     from .replay import Frame, ReplayError
     mark, gen_frame = r.log[r.pos], r.log[r.pos + 1]
     state = r.generators.get(id(gen_frame))
-    if state is None or state.done or (thrown and state.frame is None):
+    if state is None or state.done or ((thrown or landed) and state.frame is None):
         raise ReplayError(f"{mark!r} at event {r.pos} of a generator frame not made by this run")
     if not thrown:
         r.pos += 2
@@ -84,6 +90,7 @@ def resume(r, thrown: bool = False) -> None:
     elif thrown:                 # the handler reads mark, frame and exception itself
         frame = state.frame
         frame.tape, frame.call_node, frame.thrown = child, node, True
+        frame.stack.append(r.literal(None))     # the value a resumption pushes, then raises
         frame.add(Argument("(thrown)", r.log[r.pos + 2]))
         node.fn = types.GeneratorType.throw
     else:
@@ -92,7 +99,12 @@ def resume(r, thrown: bool = False) -> None:
         frame.call_node = node
         sent = r.log[r.pos]
         r.pos += 1
-        frame.stack.append(frame.add(Argument("(sent)", sent)))
+        source = None
+        if landed:              # the sub-iterator's return value replaces it on the stack
+            source = _returned_segment(frame.stack.pop(), sent, None)
+            frame.landing = frame.s.blocks[frame.s.block_of[frame.suspended_at - 1]].jump
+            node.fn = types.GeneratorType.throw
+        frame.stack.append(frame.add(Argument("(sent)", sent, source)))
     state.node.meta["segments"].append(node)
     exc = r.log[r.pos + 2] if thrown else None
     suspended = r.drive(frame, state.steps)
@@ -134,6 +146,119 @@ def resumed_item(frame, value, iterator, sent=None, fn=next):
 def yield_value(frame, i: int) -> None:
     """YIELD_VALUE: the segment ends with ``Yield``; the frame suspends."""
     value = frame.use()
+    frame.suspended_at = i
     frame.add(Yield((value,), value.value, frame.loc(i)))
     frame.tape.result = value.value
     frame.callee = SUSPENDED
+
+
+# -- ``yield from`` (see ``delegation``) -----------------------------------------------------
+def settle_delegation(r, event) -> bool:
+    """A ``yield from`` event of a frame other than the one being replayed (``throw`` on a
+    delegating generator went to its sub-iterator in C): an item the relay passed straight to
+    the ``throw`` caller is skipped (that call's value has it); a sub-iterator that returned
+    resumes the delegating frame after its ``yield from``. True if one was replayed."""
+    if type(event) not in DELEGATION_MARKS or r.log[r.pos + 1] is getattr(r.current, "token", None):
+        return False
+    if type(event) is RelayMark:
+        r.pos += 3
+    else:
+        resume(r, landed=True)
+    return True
+
+
+def yield_from_iter(frame, i: int) -> None:
+    """GET_YIELD_FROM_ITER: the iterator (the object itself, or ``iter`` of it)."""
+    obj = frame.use()
+    iterator, _relayed = frame.r.take()
+    frame.stack.append(obj if obj.value is iterator else frame.call(iter, (obj,), iterator, i))
+
+
+def send(frame, i: int, keeps_iterator: bool = False) -> None:
+    """SEND of ``yield from``: the sub-generator's segment that yielded (its node is the
+    item), an item the relay logged (``next_item`` of the iterator), or the returned value
+    (the land mark: the sub-generator's last segment, whose value it is)."""
+    r = frame.r
+    sent = frame.use()
+    iterator = frame.stack[-1]
+    block = frame.s.blocks[frame.s.block_of[i]]
+    log = r.log
+    event = log[r.pos] if r.pos < len(log) else None
+    if type(event) is ResumeMark:        # the sub-generator's segment (and only it: what
+        resume(r)                        # follows its yield is the consumer's)
+        event = log[r.pos] if r.pos < len(log) else None
+    if r.resumed is not None and type(event) is not LandMark:
+        segment = resumed_item(frame, r.resumed.value, iterator.value,
+                               sent if sent.value is not None else None)
+        if segment is not None:
+            frame.stack.append(segment)
+            frame.next_block = block.fall
+            return
+    if type(event) is RelayMark and r.log[r.pos + 1] is frame.token:
+        item = r.log[r.pos + 2]
+        r.pos += 3
+        step = frame.steps.get(id(iterator), 0)
+        frame.steps[id(iterator)] = step + 1
+        frame.stack.append(frame.call(ops.next_item, (iterator, r.literal(step)), item, i))
+        frame.next_block = block.fall
+        return
+    if type(event) is not LandMark or r.log[r.pos + 1] is not frame.token:
+        raise Missing                    # the sub-iterator raised
+    value = r.log[r.pos + 2]
+    if keeps_iterator:                   # 3.12: END_SEND takes the land mark
+        frame.stack.append(returned_node(frame, i, iterator, value, frame.tape))
+    else:
+        r.pos += 3
+        frame.stack.pop()
+        frame.stack.append(returned_node(frame, i, iterator, value, frame.tape))
+    frame.next_block = block.jump
+
+
+def end_send(frame, i: int) -> None:
+    """3.12's END_SEND, where a ``yield from`` ends: the land mark; [iterator, value] -> value."""
+    r = frame.r
+    if type(r.log[r.pos]) is not LandMark or r.log[r.pos + 1] is not frame.token:
+        from .replay import ReplayError
+        raise ReplayError(f"expected the land mark of {frame.info.code.co_qualname} at event {r.pos}")
+    r.pos += 3
+    value = frame.stack.pop()
+    frame.stack.pop()
+    frame.stack.append(value)
+
+
+def cleanup_throw(frame, i: int) -> None:
+    """3.12's CLEANUP_THROW (an exception thrown in at a ``yield from``): a StopIteration is
+    the sub-iterator's return, [iterator, sent, exc] -> [None, value]; any other exception
+    goes on."""
+    exc = frame.use()
+    frame.use()
+    iterator = frame.use()
+    if not isinstance(exc.value, StopIteration):
+        frame.raising = (exc,)
+        raise Missing
+    frame.stack.append(frame.r.literal(None))
+    frame.stack.append(returned_node(frame, i, iterator, exc.value.value, None))
+
+
+def returned_node(frame, i, iterator, value, tape):
+    """The node of a ``yield from``'s value: the sub-generator's last segment, or a literal."""
+    last = _returned_segment(iterator, value, tape)
+    if last is not None:
+        return last
+    return frame.r.literal(None) if value is None else frame.constant("returned", value, i)
+
+
+def _returned_segment(iterator, value, tape):
+    """The last segment of the traced generator ``iterator`` holds, if it returned ``value``
+    (in ``tape``, unless None), taken once: the node of the ``yield from``'s value."""
+    while type(iterator) is Phi:
+        iterator = iterator.source
+    segments = iterator._meta.get("segments") if type(iterator) is PrimitiveCall and \
+        iterator._meta is not None else None
+    last = segments[-1] if segments else None
+    if last is None or (tape is not None and last.tape is not tape) or \
+            type(last.child.returned) is not Return or last.value is not value \
+            or last.meta.get("taken"):
+        return None
+    last.meta["taken"] = True
+    return last

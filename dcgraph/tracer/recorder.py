@@ -80,7 +80,9 @@ class MadeMark:
         return f"<made {self.info.code.co_qualname}>"
 
 
-MARK_TYPES = (BlockMark, EntryMark, ResumeMark, MadeMark)
+from .delegation import LandMark, RelayMark  # noqa: E402  (``yield from``'s marks)
+
+MARK_TYPES = (BlockMark, EntryMark, ResumeMark, MadeMark, LandMark, RelayMark)
 
 
 class Missing(Exception):

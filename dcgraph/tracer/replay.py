@@ -82,7 +82,8 @@ class Replay:
             return None
         event = self.log[self.pos]
         if (type(event) is ResumeMark or type(event) is BlockMark and event.handler
-                and event.info.generator) and self.settle():
+                and event.info.generator or type(event) in generators.DELEGATION_MARKS) \
+                and self.settle():
             return self.peek()
         return event
 
@@ -97,7 +98,7 @@ class Replay:
             elif type(event) is BlockMark and event.handler and event.info.generator \
                     and log[self.pos + 1] is not getattr(self.current, "token", None):
                 generators.resume(self, thrown=True)
-            else:
+            elif not generators.settle_delegation(self, event):
                 break
         return self.pos != start
 
@@ -209,6 +210,8 @@ class Frame:
         self.thrown = False            # a suspended generator resumes by raising at its yield
         self.after_call = None         # run after the callee's node is pushed (``operators``)
 
+        self.landing = None            # ... or at the end of its ``yield from`` (this block)
+
     # -- helpers the opcode handlers use ----------------------------------------------------
     def loc(self, i: int) -> Location:
         return self.ops[i].loc
@@ -314,6 +317,8 @@ class Frame:
                         elif self.thrown:        # resumed by an exception thrown in
                             self.thrown = False
                             raise Missing
+                        elif self.landing is not None:   # its sub-iterator returned
+                            break
             except Missing:
                 handler = self.exception_at(i)
                 if handler is None:
@@ -323,6 +328,9 @@ class Frame:
             except Returned:
                 return
             nxt = self.next_block
+            if self.landing is not None:  # resumed where ``yield from`` ends (``generators``)
+                bi, self.landing = self.landing, None
+                continue
             if nxt is None:
                 raise ReplayError(f"{self.info.code.co_qualname}: fell off block §{bi}")
             if marks[nxt] is not None and not s.blocks[nxt].handler:

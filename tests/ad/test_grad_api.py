@@ -151,7 +151,7 @@ def genexpr_sum(x):
 
 
 def test_generator_expression_is_traced_or_an_error_not_a_zero():
-    if sys.version_info[:2] == (3, 11):     # traced: d/dx sum(x * k for k < 3) = 0 + 1 + 2
+    if sys.version_info[:2] in ((3, 11), (3, 12), (3, 13)):  # traced: 0 + 1 + 2
         assert ad.grad(genexpr_sum)(1.5) == 3.0
         return
     # elsewhere the generator's body runs inside sum() (C code), out of the tracer's sight

@@ -124,7 +124,7 @@ def _link_blocks(s: Structure) -> None:
         nxt = b.index + 1 if b.index + 1 < n else None
         if name in ops.UNCONDITIONAL_JUMPS:
             b.jump = s.label_block[id(last.arg)]
-        elif name in ops.CONDITIONAL_JUMPS or name == "FOR_ITER":
+        elif name in ops.CONDITIONAL_JUMPS or name == "FOR_ITER" or name in ops.DELEGATING_JUMPS:
             b.jump, b.fall = s.label_block[id(last.arg)], nxt
         elif name not in ops.TERMINATORS:
             b.fall = nxt

@@ -56,7 +56,10 @@ CONDITIONAL_JUMPS = {
 }
 UNCONDITIONAL_JUMPS = {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"}
 TERMINATORS = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
-ENDS_BLOCK = set(CONDITIONAL_JUMPS) | UNCONDITIONAL_JUMPS | TERMINATORS | {"FOR_ITER"}
+# ``yield from``'s SEND: falls through when the sub-iterator yielded, jumps when it returned
+DELEGATING_JUMPS = {"SEND"}
+ENDS_BLOCK = set(CONDITIONAL_JUMPS) | UNCONDITIONAL_JUMPS | TERMINATORS | {"FOR_ITER"} \
+    | DELEGATING_JUMPS
 CALLS = {"CALL", "CALL_FUNCTION_EX"}
 
 # A test whose only use is the conditional jump right after it is folded into the Branch
@@ -102,11 +105,11 @@ GUARDED_OPERATORS = {"BINARY_OP": (2, "binary"), "BINARY_SUBSCR": (2, "subscript
 # Code using these is left untraced (recorded as a primitive call): module and class bodies,
 # generators and coroutines.
 UNSUPPORTED = {"LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS",
-               "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
-               "BEFORE_ASYNC_WITH", "END_ASYNC_FOR", "ASYNC_GEN_WRAP", "GET_YIELD_FROM_ITER"}
+               "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
+               "BEFORE_ASYNC_WITH", "END_ASYNC_FOR", "ASYNC_GEN_WRAP"}
 
 # Code flags of generators, coroutines and async generators, and of those that are traced
-# (plain generators: ``yield`` and resume marks; ``yield from``/``await`` stay unsupported).
+# (plain generators: ``yield``, ``yield from`` and resume marks; coroutines stay primitive).
 GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
 TRACED_GENERATOR_FLAGS = 0x20
 
@@ -132,7 +135,7 @@ _POPS_FIXED = {
     "POP_TOP": 1, "RETURN_VALUE": 1, "RERAISE": 1, "POP_EXCEPT": 1, "IMPORT_STAR": 1,
     "PRINT_EXPR": 1, "CHECK_EXC_MATCH": 1, "LIST_APPEND": 1, "SET_ADD": 1, "LIST_EXTEND": 1,
     "SET_UPDATE": 1, "DICT_UPDATE": 1, "DICT_MERGE": 1, "PUSH_EXC_INFO": 1,
-    "PRECALL": 0, "KW_NAMES": 0, "STORE_FAST": 1, "YIELD_VALUE": 1,
+    "PRECALL": 0, "KW_NAMES": 0, "STORE_FAST": 1, "YIELD_VALUE": 1, "GET_YIELD_FROM_ITER": 1,
 }
 
 
@@ -152,6 +155,8 @@ def stack_io(ins, jump: bool = False) -> tuple[int, int]:
         return 3 + (arg & 1), 1
     if name == "FOR_ITER":
         return (1, 0) if jump else (0, 1)
+    if name in DELEGATING_JUMPS:  # [iterator, sent]: the iterator stays unless it returned
+        return (2, 1) if jump else (1, 1)
     if name in CONDITIONAL_JUMPS:
         pops_always = CONDITIONAL_JUMPS[name][1]
         return (1, 0) if (pops_always or not jump) else (0, 0)

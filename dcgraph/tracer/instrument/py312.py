@@ -31,7 +31,9 @@ CONDITIONAL_JUMPS = {
 }
 UNCONDITIONAL_JUMPS = py311.UNCONDITIONAL_JUMPS
 TERMINATORS = {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"}
-ENDS_BLOCK = set(CONDITIONAL_JUMPS) | UNCONDITIONAL_JUMPS | TERMINATORS | {"FOR_ITER"}
+DELEGATING_JUMPS = {"SEND"}        # as 3.11's; returning, it jumps to END_SEND (keeps the iterator)
+ENDS_BLOCK = set(CONDITIONAL_JUMPS) | UNCONDITIONAL_JUMPS | TERMINATORS | {"FOR_ITER"} \
+    | DELEGATING_JUMPS
 # not ported: operators on user objects stay primitive calls here (``ad.dunders``)
 GUARDED_OPERATORS: dict = {}
 CALLS = {"CALL", "CALL_FUNCTION_EX"}
@@ -46,12 +48,13 @@ PROBE_KIND.update({"BINARY_SLICE": "value", "CALL_INTRINSIC_1": "value",
                    "CALL_INTRINSIC_2": "value", "LOAD_SUPER_ATTR": "value",
                    "STORE_SLICE": "done"})
 
-# Class bodies and annotation scopes (3.12's LOAD_LOCALS, LOAD_FROM_DICT_OR_*), generators'
-# send/throw machinery: left untraced like 3.11's module bodies and generators.
-# Generators stay primitive calls here (their resume and yield layout is not yet tabled).
-TRACED_GENERATOR_FLAGS = 0
+# Class bodies and annotation scopes (3.12's LOAD_LOCALS, LOAD_FROM_DICT_OR_*): left untraced
+# like 3.11's module bodies.
+# Generators are traced as on 3.11; every generator body lies in a handler range (3.12 turns
+# a StopIteration leaving it into RuntimeError), which opens after the prologue (``rewrite``).
+TRACED_GENERATOR_FLAGS = 0x20
 UNSUPPORTED = py311.UNSUPPORTED | {"LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",
-                                   "LOAD_FROM_DICT_OR_DEREF", "END_SEND", "CLEANUP_THROW"}
+                                   "LOAD_FROM_DICT_OR_DEREF"}
 
 LITERAL_LOADS = {"LOAD_CONST", "RETURN_CONST"}
 FOR_ITER_SKIP = 1
@@ -61,7 +64,7 @@ NULL_SLOT_OF_CALL = 0
 _FIXED = {"KW_NAMES": (0, 0), "FOR_ITER": (0, 1), "END_FOR": (2, 0), "RETURN_CONST": (0, 0),
           "LOAD_FAST_CHECK": (0, 1), "LOAD_FAST_AND_CLEAR": (0, 1), "BINARY_SLICE": (3, 1),
           "STORE_SLICE": (4, 0), "CALL_INTRINSIC_1": (1, 1), "CALL_INTRINSIC_2": (2, 1),
-          "END_SEND": (2, 1)}
+          "END_SEND": (2, 1), "SEND": (1, 1), "CLEANUP_THROW": (3, 2)}
 
 
 def stack_io(ins, jump: bool = False) -> tuple[int, int]:

@@ -17,13 +17,16 @@ from bytecode import CellVar, FreeVar, Instr
 
 from . import py312
 from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,  # noqa: F401
+                    DELEGATING_JUMPS,
                     FOLDABLE_TESTS, FOLDING_JUMPS, GENERATOR_FLAGS, INPLACE_FIRST, LITERAL_LOADS,
-                    TERMINATORS, TRACED_GENERATOR_FLAGS, UNARY_OPS, UNCONDITIONAL_JUMPS,
+                    TERMINATORS, UNARY_OPS, UNCONDITIONAL_JUMPS,
                     UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count)
 
 ENDS_BLOCK = py312.ENDS_BLOCK
 # not ported: operators on user objects stay primitive calls here (``ad.dunders``)
 GUARDED_OPERATORS: dict = {}
+
+TRACED_GENERATOR_FLAGS = 0x20           # as 3.12 (probes follow the version's call layout)
 CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX"}
 CALLABLE_PRODUCERS = py312.CALLABLE_PRODUCERS
 

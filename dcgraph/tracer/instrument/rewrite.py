@@ -21,6 +21,7 @@ from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, _state, ente
                         resumed)
 from ..operators import (PLAIN_ATTRIBUTE_TYPES, PLAIN_TYPES, dispatch_attribute,
                          dispatch_binary, dispatch_unary)
+from ..delegation import LandMark, delegated
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .versions import opcode_table, semantics
@@ -76,6 +77,7 @@ class CodeInfo:
         self.resume_mark = ResumeMark(self) if self.generator else None
         self.made_mark = MadeMark(self) if self.generator else None
         self.guarded = False             # operators guarded for the user's classes
+        self.land_mark = LandMark(self) if self.generator else None
 
     def __repr__(self):
         return f"<CodeInfo {self.code.co_qualname}{' (unsupported)' if self.error else ''}>"
@@ -279,10 +281,7 @@ def _resumed(depth: int, info: CodeInfo, loc) -> list:
     """After a generator's RESUME (``depth`` >= 1: the value sent in is on top): call
     ``recorder.resumed(mark, frame, sent, hook)`` and put the (append, hook) it returns into
     the hidden slots (the frame object lies under them). Stack-neutral."""
-    if not ops.NULL_FIRST:
-        raise Unsupported("generator resumption is tabled for a NULL-first call layout only")
-    seq = [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", resumed, location=loc),
-           Instr("LOAD_CONST", info.resume_mark, location=loc),
+    seq = [*_callable(resumed, loc), Instr("LOAD_CONST", info.resume_mark, location=loc),
            Instr("COPY", depth + 6, location=loc),      # the frame object
            Instr("COPY", 5, location=loc),              # the value sent in
            Instr("COPY", depth + 7, location=loc),      # the hook the frame holds
@@ -291,6 +290,31 @@ def _resumed(depth: int, info: CodeInfo, loc) -> list:
            Instr("SWAP", depth + 3, location=loc), Instr("POP_TOP", location=loc),
            Instr("SWAP", depth + 3, location=loc), Instr("POP_TOP", location=loc)]
     return seq
+
+
+def _callable(fn, loc) -> list:
+    """Push ``fn`` and the NULL beside it, in the version's call layout (two slots)."""
+    load = Instr("LOAD_CONST", fn, location=loc)
+    null = Instr("PUSH_NULL", location=loc)
+    return [null, load] if ops.NULL_FIRST else [load, null]
+
+
+def _delegated(depth: int, loc) -> list:
+    """After GET_YIELD_FROM_ITER (the iterator on top, ``depth`` values in all): replace it by
+    ``delegation.delegated(iterator, frame, hook)``. Stack-neutral."""
+    return [*_callable(delegated, loc), Instr("COPY", 3, location=loc),    # the iterator
+            Instr("COPY", depth + 6, location=loc),      # the frame object
+            Instr("COPY", depth + 6, location=loc),      # the hook the frame holds
+            *ops.call_instrs(3, loc), Instr("SWAP", 2, location=loc),
+            Instr("POP_TOP", location=loc)]
+
+
+def _landed(info: CodeInfo, depth: int, loc) -> list:
+    """At the target of a ``yield from``'s SEND (the returned value on top): log the land
+    mark, the frame object and the value."""
+    return (_log(depth, [Instr("LOAD_CONST", info.land_mark, location=loc)], loc)
+            + _log(depth, [Instr("COPY", depth + 5, location=loc)], loc)
+            + _log(depth, [Instr("COPY", 3, location=loc)], loc))
 
 
 def _prologue(info: CodeInfo, loc) -> list:
@@ -327,11 +351,15 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
     out: list = []
     i = -1
     resumed = False
+    deferred: list = []       # try ranges opened before the prologue
     pending_mark = None       # [instructions still to emit before it, the mark's probe]
     for item in bc:
         if isinstance(item, TryBegin):
             depth, lasti = s.blocks[s.label_block[id(item.target)]].handler
             item.stack_depth, item.push_lasti = depth + info.hidden, lasti
+            if not resumed:   # 3.12's generator body handler: its range starts after the
+                deferred.append(item)   # prologue has pushed the hidden slots
+                continue
         if not isinstance(item, Instr):
             out.append(item)
             continue
@@ -354,6 +382,8 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
                 if info.generator:      # which generator frame caught it (it may be thrown in)
                     out += _log(block.depth, [Instr("COPY", block.depth + 5, location=loc)], loc)
                 out += _log(block.depth, [Instr("COPY", 3, location=loc)], loc)
+        if block.start == i and info.generator and _send_target(s, block):
+            out += _landed(info, block.depth, loc)
         call = ops.hook_site(s.instrs, i)
         if call is not None:
             below = ops.callee_below(s.instrs[call], call in s.self_layout)
@@ -377,14 +407,22 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
         name = ins.name
         if name == "RESUME" and not resumed:
             resumed = True
-            out += _prologue(info, _NO_LINE)
+            out += _prologue(info, _NO_LINE) + deferred
         elif name == "RESUME" and info.generator:
             out += _resumed(s.depth_before[i], info, loc)
+        elif name == "GET_YIELD_FROM_ITER":
+            out += _delegated(s.depth_before[i], loc)
         if kind is not None:
             out += _probe_after(info, s, i, ins, kind)
     if not resumed:
         raise Unsupported("no RESUME instruction")
     return out
+
+
+def _send_target(s: Structure, block) -> bool:
+    """Is ``block`` where a ``yield from`` loop's SEND jumps when the sub-iterator returns?"""
+    return any(s.instrs[s.blocks[p].end - 1].name in ops.DELEGATING_JUMPS
+               and s.blocks[p].jump == block.index for p in block.preds)
 
 
 def _for_iter_target(s: Structure, block) -> bool:

@@ -7,7 +7,7 @@ from ...tape.nodes import Node
 from . import py311
 from .semantics311 import _pop_n, handles
 from .. import ops
-from ..generators import resumed_item, yield_value
+from ..generators import resumed_item, send, yield_from_iter, yield_value
 
 __all__ = []
 
@@ -118,6 +118,16 @@ def _return_generator(f, ins, i):
 @handles("YIELD_VALUE")
 def _yield_value(f, ins, i):
     yield_value(f, i)
+
+
+@handles("GET_YIELD_FROM_ITER")
+def _get_yield_from_iter(f, ins, i):
+    yield_from_iter(f, i)
+
+
+@handles("SEND")
+def _send(f, ins, i):
+    send(f, i)
 
 
 @handles("RETURN_VALUE")

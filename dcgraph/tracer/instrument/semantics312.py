@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 
 from . import py312
+from .. import generators
 from .semantics311 import H as _H311, NULL, Placeholder, registrar
 from .semantics311_flow import conditional_jump
 from ...tape.nodes import Node
@@ -28,6 +29,21 @@ handles = registrar(H)
 
 
 handles(*py312.CONDITIONAL_JUMPS)(conditional_jump(py312.CONDITIONAL_JUMPS))
+
+
+@handles("SEND")
+def _send(f, ins, i):
+    generators.send(f, i, keeps_iterator=True)
+
+
+@handles("END_SEND")
+def _end_send(f, ins, i):
+    generators.end_send(f, i)
+
+
+@handles("CLEANUP_THROW")
+def _cleanup_throw(f, ins, i):
+    generators.cleanup_throw(f, i)
 
 
 @handles("LOAD_FAST_CHECK")
