@@ -6,7 +6,7 @@ is swept in reverse; at a ``NestedCall`` the call's adjoint seeds the child's re
 child is swept, and its ``Argument`` adjoints flow to their sources in the caller. Phis pass
 adjoints to their sources, branches carry none, constants absorb them. A ``PrimitiveCall`` with
 an adjoint is pulled back through its rule (``registry``); without a rule it is an error, unless
-the call does not depend on the differentiated arguments at all (``active``).
+the call does not depend on the differentiated arguments at all (``active``, module ``activity``).
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import numpy as np
 from ..tracer.ops import out_position
 from ..tracer.summary import require_values
 from ..tape import Argument, Constant, NestedCall, Phi, PrimitiveCall, Return
+from .activity import Activity
 from .dunders import DUNDERS, pull_through_python, python_operator
 from .registry import RULES, MissingRuleError, load_deferred, lookup, primitive_name
 from .values import SCALARS, Sparse, carries, dense_array
@@ -49,7 +50,7 @@ def _positional_out(node) -> int | None:
 _NOT_REAL = (str, bytes, bytearray, memoryview)
 
 
-class Sweep:
+class Sweep(Activity):
     """One backward pass. ``wrt`` is the set of root ``Argument`` nodes being differentiated
     (None: every root argument); nodes that depend on none of them get no adjoints pulled back
     through array or container arguments."""
@@ -141,33 +142,6 @@ class Sweep:
             generator_rule(self, node, g)
         else:
             RULES[node.fn].node(self, node, g)
-
-    def active(self, node) -> bool:
-        """Does ``node`` depend on a differentiated argument? (Memoised, iterative.)"""
-        memo = self._active
-        r = memo.get(node)
-        if r is not None:
-            return r
-        wrt = self.wrt
-        stack = [node]
-        while stack:
-            n = stack[-1]
-            if n in memo:
-                stack.pop()
-                continue
-            deps = _dependencies(n)
-            todo = [d for d in deps if d not in memo]
-            if todo:
-                stack.extend(todo)
-                continue
-            stack.pop()
-            if type(n) is Argument and n.source is None:
-                memo[n] = wrt is None or n in wrt
-            elif type(n) is PrimitiveCall and n.fn_node is not None and _opaque(n.fn):
-                memo[n] = True      # a callable made in the trace (closure): assume it depends
-            else:
-                memo[n] = any(memo[d] for d in deps)
-        return memo[node]
 
     def missing(self, node, g, key=None) -> None:
         """No rule for ``node``: fine if it does not depend on the arguments, else an error.
@@ -395,31 +369,3 @@ def _routes_items(node) -> bool:
 
 _ITEM_ROUTES = {iter, zip, enumerate}
 _ROUTING_KINDS = {PrimitiveCall, Argument, Phi}
-
-
-def _opaque(fn) -> bool:
-    """A callable without a rule whose dependencies the tape cannot show (a closure or a
-    generator function run as a primitive)."""
-    try:
-        return fn not in RULES
-    except TypeError:
-        return True
-
-
-def _dependencies(n) -> tuple:
-    """What ``n``'s value is computed from (for activity)."""
-    t = type(n)
-    if t is Argument:
-        return n.source_nodes()
-    if t is Constant:
-        return ()
-    if t is NestedCall and n.child is not None:
-        ret = n.child.returned
-        return tuple(ret.inputs) if isinstance(ret, Return) else ()
-    if t is PrimitiveCall:
-        if n._meta and "segments" in n._meta:        # a traced generator: what it yielded
-            return n.inputs + tuple(n._meta["segments"])
-        if n.fn_node is not None:
-            return n.inputs[1:]
-        return n.inputs
-    return n.inputs

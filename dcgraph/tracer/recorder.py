@@ -3,13 +3,13 @@
 Instrumented code appends raw events to one flat list per run (a C-level ``list.append`` kept
 in a hidden slot at the bottom of each traced frame's value stack; no extra locals, so
 ``locals()`` is unchanged). Nodes are built from the log afterwards (``replay``), which keeps the
-probes cheap. Events are: an ``EntryMark`` and the tuple of argument values when a traced frame
-starts, a ``BlockMark`` when a marked block is entered (a handler's mark is followed by the
-exception), the callable of each call (logged by the hook), and the values of probed
-instructions (see ``instrument.py311``). Traced generators add a ``MadeMark`` and the frame
-object when made (``_starter``), and a ``ResumeMark``, the frame object and the arguments or
-the value sent in when started or resumed (``enter_generator``, ``resumed``; see
-``generators``).
+probes cheap. Events (their types: module ``events``, re-exported here) are: an ``EntryMark``
+and the tuple of argument values when a traced frame starts, a ``BlockMark`` when a marked block
+is entered (a handler's mark is followed by the exception), the callable of each call (logged
+by the hook), and the values of probed instructions (see ``instrument.py311``). Traced
+generators add a ``MadeMark`` and the frame object when made (``_starter``), and a
+``ResumeMark``, the frame object and the arguments or the value sent in when started or resumed
+(``enter_generator``, ``resumed``; see ``generators``).
 
 The hook decides, per call, whether to recurse: it returns the callable itself (primitive) or
 an instrumented copy (traced). The user's call still runs in the user's frame.
@@ -24,70 +24,10 @@ import weakref
 
 from .classes import traced_target
 from .operators import guards_operators
+from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "enter_generator",
            "resumed", "Missing"]
-
-
-
-class BlockMark:
-    """Logged on entry to a marked block of an instrumented code object."""
-
-    __slots__ = ("info", "block", "handler")
-
-    def __init__(self, info, block: int, handler: bool):
-        self.info, self.block, self.handler = info, block, handler
-
-    def __repr__(self):
-        return f"<mark {self.info.code.co_name} §{self.block}>"
-
-
-class EntryMark:
-    """Logged first by a traced frame; the next event is the tuple of its arguments."""
-
-    __slots__ = ("info",)
-
-    def __init__(self, info):
-        self.info = info
-
-    def __repr__(self):
-        return f"<entry {self.info.code.co_qualname}>"
-
-
-class ResumeMark:
-    """Logged when a traced generator frame starts or resumes; the next event is the frame
-    object (which generator), then the argument tuple (start) or the value sent in (resume)."""
-
-    __slots__ = ("info",)
-
-    def __init__(self, info):
-        self.info = info
-
-    def __repr__(self):
-        return f"<resume {self.info.code.co_qualname}>"
-
-
-class MadeMark:
-    """Logged by a traced generator function's call (``starter``) after it made the
-    generator; the next event is the generator's frame object, then the call's value."""
-
-    __slots__ = ("info",)
-
-    def __init__(self, info):
-        self.info = info
-
-    def __repr__(self):
-        return f"<made {self.info.code.co_qualname}>"
-
-
-from .delegation import LandMark, RelayMark  # noqa: E402  (``yield from``'s marks)
-
-MARK_TYPES = (BlockMark, EntryMark, ResumeMark, MadeMark, LandMark, RelayMark)
-
-
-class Missing(Exception):
-    """Raised while reading a log: the event an instruction should have logged is absent, so
-    the instruction raised."""
 
 
 def _discard(_value):

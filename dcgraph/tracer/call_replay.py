@@ -1,0 +1,191 @@
+"""Replaying a call instruction: a primitive call, a traced callee, or a traced generator made.
+
+``CallReplay`` is the part of ``Frame`` (module ``frame_replay``, its only subclass) that the
+call opcodes use: the hook logged the callable, and the next event says what followed, a traced
+callee's ``EntryMark`` (a ``NestedCall`` whose child ``Frame`` the driver replays next), a
+traced generator's ``MadeMark`` (module ``generators``) or the call's value (a
+``PrimitiveCall``, which becomes the latest version of the container it mutates in place).
+Method calls ``obj.name(...)`` are normalised to the function on obj's type with obj first.
+"""
+from __future__ import annotations
+
+import types
+
+from .instrument.semantics311 import Placeholder
+from .recorder import EntryMark, MadeMark, Missing
+from . import generators
+from ..tape import Constant, NestedCall, Node, Phi, PrimitiveCall, Raise, Return, Tape
+import numpy as np
+
+from . import ops
+from .aliasing import possible_writes
+from .classes import instance_self
+from .summary import value_type
+
+ndarray = np.ndarray
+_RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send,
+             types.GeneratorType.throw)
+
+__all__ = ["CallReplay"]
+
+def _owner_node(fn_node, owner):
+    """The node holding a bound method's ``__self__``: the object its lookup started from."""
+    while isinstance(fn_node, Phi):
+        fn_node = fn_node.source
+    if isinstance(fn_node, PrimitiveCall) and fn_node.fn is getattr and fn_node.args \
+            and fn_node.args[0].value is owner:
+        return fn_node.args[0]
+    return None
+
+
+def _mutated_node(fn, args, kwargs):
+    """The argument node a call of ``fn`` mutates in place, if any (a ufunc's ``out=`` too)."""
+    k = ops.mutated_argument(fn)
+    if k is not None and k < len(args):
+        target = args[k]
+    elif kwargs and "out" in kwargs and type(getattr(kwargs["out"], "value", None)) is ndarray:
+        target = kwargs["out"]           # any function's out= array
+    elif type(fn) is np.ufunc and len(args) > fn.nin \
+            and type(getattr(args[fn.nin], "value", None)) is ndarray:
+        target = args[fn.nin]            # a ufunc's positional out
+    elif len(args) > 2 and (k := ops.out_position(fn)) is not None and k < len(args) \
+            and type(getattr(args[k], "value", None)) is ndarray:
+        target = args[k]                 # np.dot(a, b, out), np.cumsum(a, 0, None, out)
+    else:
+        return None
+    if isinstance(target, Constant) and target.tape is None:
+        return None                      # a literal is never a container we track
+    return target if isinstance(target, Node) else None
+
+
+class CallReplay:
+    """The call opcodes' part of a ``Frame``: its methods use the frame's ``r``, ``stack``,
+    ``callee`` and node helpers (``add``, ``call``, ``mutation``, ``constant``, ``loc``)."""
+
+    def do_call(self, i: int, callee, args: list, kwargs: dict) -> None:
+        """The callable was logged by the hook; a traced callee's entry mark may follow."""
+        f = self.r.take()
+        fn, fn_node, method = f, None, False
+        if isinstance(callee, Placeholder):
+            if callee.obj is not None:
+                fn, fn_node, method, args = self._method(i, f, callee, args)
+        elif isinstance(callee, Node) and not (isinstance(callee, Constant) and callee.tape is None):
+            fn_node = callee
+        via = callee.name if isinstance(callee, Placeholder) and callee.obj is None else None
+        ev = self.r.peek()
+        if type(ev) is EntryMark:
+            self.nested_call(i, ev, f, fn, fn_node, method, args, kwargs, via)
+            return
+        if type(ev) is MadeMark:
+            generators.made(self, i, f, fn, fn_node, method, args, kwargs, via)
+            return
+        value = self.r.take()
+        if self.r.resumed is not None and fn in _RESUMERS and args:
+            segment = generators.resumed_item(
+                self, value, args[0].value,
+                args[1] if len(args) == 2 and fn is _RESUMERS[2] else None, fn)
+            if segment is not None:      # next(g), g.send(v) of a traced generator: its segment
+                self.stack.append(segment)
+                return
+        node = self.add(PrimitiveCall(fn, args, kwargs, value, self.loc(i), fn_node, method))
+        node.via = via
+        target = _mutated_node(fn, args, kwargs)
+        if target is not None:
+            self.mutation(node, target)
+            if value is not None and value is not node.value:
+                self.stack.append(self.call(ops.call_result, (node,), value, i))
+            else:
+                self.stack.append(self.r.literal(None) if value is None else node)
+            return
+        if (any(type(a.value) is ndarray for a in args) or kwargs and any(
+                type(a.value) is ndarray for a in kwargs.values())) and self.r.ctx.may_write(fn):
+            possible_writes(self, node, i)          # an array handed to unknown code
+        self.stack.append(node)
+
+    def _method(self, i, f, callee, args):
+        """Normalise ``obj.name(...)``: a method of obj's type with obj as argument 0."""
+        obj = callee.obj
+        owner = getattr(f, "__self__", None)
+        if isinstance(obj, Placeholder):      # a global not logged: its value is f's owner
+            if owner is None or isinstance(owner, types.ModuleType):
+                return f, None, False, args
+            obj = self.constant(obj.name, owner, i)
+        if owner is obj.value and not isinstance(owner, types.ModuleType):
+            if type(f) is types.MethodType:
+                return f.__func__, None, True, [obj] + args
+            descriptor = getattr(value_type(owner), callee.name, None)
+            if descriptor is not None and callable(descriptor) and not isinstance(owner, type):
+                return descriptor, None, True, [obj] + args
+        if isinstance(obj.value, types.ModuleType):
+            return f, None, False, args
+        getter = self.call(getattr, (obj, self.r.literal(callee.name)), f, i)
+        return f, getter, False, args
+
+    def nested_call(self, i, ev, f, fn, fn_node, method, args, kwargs, via) -> None:
+        bound = type(f) is types.MethodType and not method
+        called_object = not bound and instance_self(f, ev.info.code)   # its __call__ runs
+        holder = fn_node
+        if called_object and holder is None:      # the object's node, before the call's
+            holder = self.r.resolve(self.constant(via or type(f).__name__, f, i))
+        node = self.add(NestedCall(fn, args, kwargs, None, self.loc(i), fn_node, method))
+        node.via = via
+        target = f.__func__ if type(f) is types.MethodType else f
+        child = Tape(ev.info.code, target, parent=node)
+        node.child = child
+        self.r.pos += 1
+        frame = type(self)(self.r, ev.info, child)   # a Frame
+        if bound:
+            args = [_owner_node(fn_node, f.__self__)] + list(args)   # self, where known
+        elif called_object:                      # a callable object: its __call__, self first
+            args = [holder] + list(args)
+            child.fn = type(f).__call__
+        try:
+            frame.enter(args, kwargs)
+        except Missing:                # interrupted in its prologue (a KeyboardInterrupt)
+            self.r.pending_raises.append(child.append(Raise((), None)))
+            child.raised = True
+            raise
+        frame.call_node = node
+        self.callee = frame            # replayed by the driver; then ``returned_from``
+
+    def returned_from(self, frame: "Frame") -> None:
+        """The traced callee ``frame`` was replayed: its call's value is the next event."""
+        node = frame.call_node
+        then, self.after_call = self.after_call, None
+        try:
+            value = self.r.take()      # Missing here: the callee raised, so does this call
+        except Missing:
+            ret = frame.tape.returned
+            if type(ret) is Return:    # it returned, and the caller was interrupted at once
+                node.value = node.result = ret.value
+            raise
+        if self.r.summary:             # the same object: one summary (a list's are fresh)
+            ret = frame.tape.returned
+            if type(ret) is Return:
+                value = ret.value
+        node.value = node.result = value
+        self.stack.append(node)
+        if then is not None:
+            then(self)
+
+    def star_arguments(self, i: int, node) -> list:
+        """Nodes for the elements of a ``*args`` tuple (the tuple's own inputs when it was
+        built here, else ``getitem`` projections)."""
+        if isinstance(node, PrimitiveCall) and node.fn in (ops.build_tuple, tuple) \
+                and node.fn is ops.build_tuple and len(node.args) == len(node.value):
+            return list(node.args)
+        value = node.value
+        if isinstance(value, (tuple, list)):
+            return [self.call(__import__("operator").getitem, (node, self.r.literal(k)), v, i)
+                    for k, v in enumerate(value)]
+        return [node]
+
+    def star_keywords(self, i: int, node) -> dict:
+        value = node.value
+        if isinstance(node, PrimitiveCall) and node.fn is ops.build_const_key_dict:
+            return dict(zip(node.args[-1].value, node.args[:-1]))
+        if isinstance(value, dict):
+            import operator
+            return {k: self.call(operator.getitem, (node, self.r.literal(k)), v, i)
+                    for k, v in value.items()}
+        return {}
