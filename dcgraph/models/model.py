@@ -277,13 +277,9 @@ class BoundModel:
         hit = cache.run(key, args, self.kwargs)
         if hit is None:
             return None
-        value, adjoints, binding = hit
-        node = binding.slots[0][0]
-        grad = adjoints.get(node) if node is not None else None
-        if type(grad) is np.ndarray and grad.shape == self._shape and grad.dtype == np.float64:
-            grad = grad.copy()
-        else:
-            grad = binding.gradient(adjoints, 0, args)
+        value, adjoints, path, binding = hit
+        grad = path.gradient(adjoints, 0, args, binding)     # a fresh array (never shared)
+        if type(grad) is not np.ndarray or grad.dtype != np.float64:
             grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
         return float(value), grad
 
