@@ -4,6 +4,11 @@ replay) against a hand-written numpy log density with a hand-written gradient, i
 
     python benchmarks/bench_bugs.py [--rounds 5] [--calls 2000] [--clock cpu|wall]
     python benchmarks/bench_bugs.py --sample [--chains 4 --draws 1000 --warmup 1000]
+    python benchmarks/bench_bugs.py --auto [--chains 4 --draws 1000 --warmup 1000]
+
+``--auto`` runs Pumps and Seeds with ``sampler="auto"`` (conjugate, slice and NUTS updates) and
+with ``sampler="nuts"`` in the same run: sampling wall time, min bulk ESS over the monitored
+nodes and ESS per second.
 
 ``--sample`` instead runs NUTS on Rats with dcgraph (``dcgraph.bugs.fit.sample(sampler="nuts")``)
 and with NumPyro on the same model written by hand (and PyMC when it is installed), in the same
@@ -188,15 +193,36 @@ def sample_peers(a):
               + " ".join(f"{means[k]:10.4g}" for k in RATS_NODES), flush=True)
 
 
+def auto_against_nuts(a):
+    """Pumps and Seeds: the auto assignment against NUTS for every continuous node."""
+    from dcgraph.bugs.fit import sample
+    from dcgraph.infer import ess_bulk
+    print(f"{a.chains} chains x {a.draws} draws after {a.warmup} warm-up, sequential chains")
+    print(f"{'example':8s} {'sampler':8s} {'sample s':>9s} {'min ESS':>8s} {'ESS/s':>8s}")
+    for name in ("pumps", "seeds"):
+        d = EXAMPLES / name
+        model = B.compile(d / "model.txt", d / "data.txt", d / "inits.txt")
+        for sampler in ("auto", "nuts"):
+            t = time.perf_counter()
+            fit = sample(model, chains=a.chains, draws=a.draws, warmup=a.warmup, seed=a.seed,
+                         sampler=sampler, progress=False)
+            t_sample = time.perf_counter() - t
+            ess = float(np.min(ess_bulk(fit.draws)))
+            print(f"{name:8s} {sampler:8s} {t_sample:9.2f} {ess:8.0f} {ess / t_sample:8.1f}",
+                  flush=True)
+
+
 if __name__ == "__main__":
     import sys
-    if "--sample" in sys.argv:
+    if "--sample" in sys.argv or "--auto" in sys.argv:
         ap = argparse.ArgumentParser()
         ap.add_argument("--sample", action="store_true")
+        ap.add_argument("--auto", action="store_true")
         ap.add_argument("--chains", type=int, default=4)
         ap.add_argument("--draws", type=int, default=1000)
         ap.add_argument("--warmup", type=int, default=1000)
         ap.add_argument("--seed", type=int, default=0)
-        sample_peers(ap.parse_args())
+        args = ap.parse_args()
+        auto_against_nuts(args) if args.auto else sample_peers(args)
     else:
         main()

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from .. import syntax as S
 from ..functions import FUNCTIONS
 from ..templates import DISTRIBUTIONS
 from .conjugate import depends
@@ -126,7 +127,6 @@ class SliceUpdate:
 # -- which nodes the auto assignment slice-samples ---------------------------------------------
 def _zero_gradient(expr, env, state, dep) -> bool:
     """``expr`` reads ``dep`` through a piecewise-constant function, an index or a bound."""
-    from .. import syntax as S
     if isinstance(expr, S.Call):
         row = FUNCTIONS.get(expr.name)
         if row is not None and row.gradient == "zero" and any(
