@@ -164,3 +164,16 @@ def test_index_resolution_lets_programming_errors_through(monkeypatch):
     monkeypatch.setattr(state.ev, "resolve", broken)
     with pytest.raises(TypeError, match="programming error"):
         conjugacy(state, theta)
+
+
+def test_a_lone_node_with_a_large_blanket_stays_with_nuts():
+    """Slicing evaluates blanket terms one by one: with more than ``SLICE_MAX_BLANKET`` nodes in
+    the blanket the lone node goes to NUTS (unless piecewise constant)."""
+    from dcgraph.bugs.samplers.assign import SLICE_MAX_BLANKET
+    text = "model { mu ~ dnorm(0, 0.1) \n for (i in 1:N) { y[i] ~ dt(mu, 1, 4) } }"
+    for n, expected in ((SLICE_MAX_BLANKET - 1, "slice"), (SLICE_MAX_BLANKET, "NUTS")):
+        model = compile(text, {"N": n, "y": np.linspace(-1, 1, n)})
+        assert str(model.samplers()) == f"[1] {expected} sampler: mu"
+    step = compile(text.replace("dt(mu, 1, 4)", "dt(step(mu) * 2, 1, 4)"),
+                   {"N": 30, "y": np.linspace(-1, 1, 30)})
+    assert str(step.samplers()) == "[1] slice sampler: mu"

@@ -7,8 +7,8 @@ for each remaining part of univariate nodes that NUTS cannot serve, and one NUTS
 unconstrained scale, gradients from the traced model) for the other continuous parameters. A
 univariate node is sliced when its log density is piecewise constant in it (``step``, ``equals``,
 ``round``, ``trunc``, an index or a bound: a zero gradient, NUTS cannot move it) or when it shares
-no Markov blanket with another NUTS node (NUTS would run over it alone, each gradient evaluating
-the whole model, where the slice evaluates its blanket: the issue's "slice sampling for the
+no Markov blanket with another NUTS node and its blanket is small (NUTS would run over it alone,
+each gradient evaluating the whole model, where the slice evaluates its few blanket terms: the issue's "slice sampling for the
 remaining univariate nodes; NUTS over blocks"). This is NIMBLE's ``configureHMC`` rule (NUTS where
 derivatives serve, the default univariate samplers elsewhere) with JAGS's slice as that default. ``"nuts"``: NUTS for every continuous
 parameter, enumeration for the discrete ones. ``"slice"``: coordinate-wise slice sampling of the
@@ -69,10 +69,16 @@ def _nodes(model, slot) -> list:
     return [model.graph.nodes[i.node] for i in slot.part.instances]
 
 
+# A slice update evaluates its blanket term by term in Python (~6 evaluations per update), NUTS
+# the whole model in compiled vectorised code: a lone node is sliced only when its blanket is small.
+SLICE_MAX_BLANKET = 16
+
+
 def _sliced(model, state, rest) -> set:
     """Indices into ``rest`` (``(parameter, coordinates)`` left to NUTS) of the parts to slice:
-    every node scalar with a supported blanket and piecewise constant or coupled to no other
-    NUTS node; repeated until no part moves (slicing one part can isolate another)."""
+    every node scalar with a supported blanket and piecewise constant, or coupled to no other
+    NUTS node with at most ``SLICE_MAX_BLANKET`` nodes in its blanket; repeated until no part
+    moves (slicing one part can isolate another)."""
     parts = {k: _nodes(model, _slot_of(model, p)) for k, (p, _) in enumerate(rest)}
     candidates = {k for k, nodes in parts.items()
                   if all(n.instance.target_shape == () and state.supported(n) for n in nodes)}
@@ -82,7 +88,9 @@ def _sliced(model, state, rest) -> set:
     while moved:
         moved = False
         for k in sorted(candidates - sliced):
-            if flat[k] or not any(coupled_nodes(state, n) & (nuts - {n.id}) for n in parts[k]):
+            small = all(len(state.blanket(n)) <= SLICE_MAX_BLANKET for n in parts[k])
+            if flat[k] or (small and not any(coupled_nodes(state, n) & (nuts - {n.id})
+                                             for n in parts[k])):
                 sliced.add(k)
                 nuts -= {n.id for n in parts[k]}
                 moved = True
