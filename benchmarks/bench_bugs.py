@@ -3,10 +3,16 @@ its gradient (``BUGSModel.logdensity_and_grad``, the traced generated code throu
 replay) against a hand-written numpy log density with a hand-written gradient, in the same run.
 
     python benchmarks/bench_bugs.py [--rounds 5] [--calls 2000] [--clock cpu|wall]
-    python benchmarks/bench_bugs.py --sample [--chains 4 --draws 1000 --warmup 1000]
+    python benchmarks/bench_bugs.py --sample [--chains 4 --draws 1000 --warmup 1000] [--pymc-python P]
+    python benchmarks/bench_bugs.py --auto [--chains 4 --draws 1000 --warmup 1000]
+
+``--auto`` runs Pumps and Seeds with ``sampler="auto"`` (conjugate, slice and NUTS updates) and
+with ``sampler="nuts"`` in the same run: sampling wall time, min bulk ESS over the monitored
+nodes and ESS per second.
 
 ``--sample`` instead runs NUTS on Rats with dcgraph (``dcgraph.bugs.fit.sample(sampler="nuts")``)
-and with NumPyro on the same model written by hand (and PyMC when it is installed), in the same
+and with NumPyro and PyMC on the same model written by hand (PyMC from this interpreter or from
+``--pymc-python PATH``, its own venv, in a subprocess; skipped when neither has it), in the same
 run, chains one after another in this process: compile and sampling wall time, min bulk ESS over
 all parameters (``dcgraph.infer.ess_bulk`` for every library) and ESS per second of sampling, and
 the posterior means of the top-level nodes side by side.
@@ -171,15 +177,82 @@ def sample_numpyro(chains, draws, warmup, seed):
     return max(t_first - t_sample, 0.0), t_sample, float(np.min(ess_bulk(flat))), means
 
 
+# Run by the interpreter that has PyMC (this venv or ``--pymc-python``): Rats with PyMC's NUTS,
+# chains one after another; prints the timings and writes the draws (chain, draw, coordinate).
+# Compile time: building the model and a 10-iteration run (pytensor's C compilation, cached);
+# sampling time: the full run (with its graph rewriting, which every PyMC run pays).
+PYMC_RATS = """
+import json, sys, time
+import numpy as np
+import pymc as pm
+chains, draws, warmup, seed, data, out = json.loads(sys.argv[1])
+Y, x, xbar = np.asarray(data["Y"]), np.asarray(data["x"]), data["xbar"]
+t = time.perf_counter()
+with pm.Model() as rats:
+    tau_c = pm.Gamma("tau.c", 0.001, 0.001)
+    alpha_c = pm.Normal("alpha.c", 0.0, 1000.0)
+    alpha_tau = pm.Gamma("alpha.tau", 0.001, 0.001)
+    beta_c = pm.Normal("beta.c", 0.0, 1000.0)
+    beta_tau = pm.Gamma("beta.tau", 0.001, 0.001)
+    alpha = pm.Normal("alpha", alpha_c, 1.0 / pm.math.sqrt(alpha_tau), shape=Y.shape[0])
+    beta = pm.Normal("beta", beta_c, 1.0 / pm.math.sqrt(beta_tau), shape=Y.shape[0])
+    mu = alpha[:, None] + beta[:, None] * (x - xbar)[None, :]
+    pm.Normal("Y", mu, 1.0 / pm.math.sqrt(tau_c), observed=Y)
+    pm.sample(draws=5, tune=5, chains=1, random_seed=seed + 1, progressbar=False,
+              compute_convergence_checks=False)      # C compilation, cached for the run below
+t_compile = time.perf_counter() - t
+t = time.perf_counter()
+with rats:
+    idata = pm.sample(draws=draws, tune=warmup, chains=chains, cores=1, random_seed=seed,
+                      progressbar=False, compute_convergence_checks=False)
+t_sample = time.perf_counter() - t
+post = idata.posterior
+names = sorted(post.data_vars)
+flat = np.concatenate([post[k].values.reshape(chains, draws, -1) for k in names], axis=-1)
+np.save(out, flat)
+means = {k: float(post[k].mean()) for k in names if post[k].ndim == 2}
+print(json.dumps([t_compile, t_sample, means, pm.__version__]))
+"""
+
+
+def sample_pymc(chains, draws, warmup, seed, python):
+    """Rats with PyMC in ``python`` (a subprocess: PyMC lives in its own venv)."""
+    import json
+    import subprocess
+    import tempfile
+    from dcgraph.infer import ess_bulk
+    _, Y, x, xbar = _rats_data()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(pathlib.Path(tmp) / "draws.npy")
+        args = json.dumps([chains, draws, warmup, seed,
+                           {"Y": Y.tolist(), "x": x.tolist(), "xbar": xbar}, out])
+        run = subprocess.run([python, "-c", PYMC_RATS, args], capture_output=True, text=True,
+                             check=True)
+        t_compile, t_sample, means, version = json.loads(run.stdout.strip().splitlines()[-1])
+        flat = np.load(out)
+    print(f"(PyMC {version} from {python})")
+    return t_compile, t_sample, float(np.min(ess_bulk(flat))), means
+
+
+def _pymc_python(a):
+    """The interpreter to run PyMC with, or None (the comparison is skipped, saying why)."""
+    import subprocess
+    import sys
+    for python in filter(None, (sys.executable, a.pymc_python)):
+        if subprocess.run([python, "-c", "import pymc"], capture_output=True).returncode == 0:
+            return python
+    where = f" nor in {a.pymc_python}" if a.pymc_python else " (pass --pymc-python PATH)"
+    print(f"(pymc is not installed in this environment{where}: skipped)")
+    return None
+
+
 def sample_peers(a):
     print(f"Rats NUTS, {a.chains} chains x {a.draws} draws after {a.warmup} warm-up, sequential chains")
     rows = [("dcgraph", sample_dcgraph)]
     rows.append(("numpyro", sample_numpyro))
-    try:
-        import pymc  # noqa: F401
-        print("(pymc installed but not wired into this benchmark)")
-    except ImportError:
-        print("(pymc is not installed in this environment: skipped)")
+    python = _pymc_python(a)
+    if python is not None:
+        rows.append(("pymc", lambda *args: sample_pymc(*args, python)))
     print(f"{'library':10s} {'compile s':>10s} {'sample s':>9s} {'min ESS':>8s} {'ESS/s':>8s}  "
           + " ".join(f"{k:>10s}" for k in RATS_NODES))
     for label, run in rows:
@@ -188,15 +261,38 @@ def sample_peers(a):
               + " ".join(f"{means[k]:10.4g}" for k in RATS_NODES), flush=True)
 
 
+def auto_against_nuts(a):
+    """Pumps and Seeds: the auto assignment against NUTS for every continuous node."""
+    from dcgraph.bugs.fit import sample
+    from dcgraph.infer import ess_bulk
+    print(f"{a.chains} chains x {a.draws} draws after {a.warmup} warm-up, sequential chains")
+    print(f"{'example':8s} {'sampler':8s} {'sample s':>9s} {'min ESS':>8s} {'ESS/s':>8s}")
+    for name in ("pumps", "seeds"):
+        d = EXAMPLES / name
+        model = B.compile(d / "model.txt", d / "data.txt", d / "inits.txt")
+        for sampler in ("auto", "nuts"):
+            t = time.perf_counter()
+            fit = sample(model, chains=a.chains, draws=a.draws, warmup=a.warmup, seed=a.seed,
+                         sampler=sampler, progress=False)
+            t_sample = time.perf_counter() - t
+            ess = float(np.min(ess_bulk(fit.draws)))
+            print(f"{name:8s} {sampler:8s} {t_sample:9.2f} {ess:8.0f} {ess / t_sample:8.1f}",
+                  flush=True)
+
+
 if __name__ == "__main__":
     import sys
-    if "--sample" in sys.argv:
+    if "--sample" in sys.argv or "--auto" in sys.argv:
         ap = argparse.ArgumentParser()
         ap.add_argument("--sample", action="store_true")
+        ap.add_argument("--auto", action="store_true")
+        ap.add_argument("--pymc-python", default=None,
+                        help="a Python with PyMC installed (its own venv) for the Rats comparison")
         ap.add_argument("--chains", type=int, default=4)
         ap.add_argument("--draws", type=int, default=1000)
         ap.add_argument("--warmup", type=int, default=1000)
         ap.add_argument("--seed", type=int, default=0)
-        sample_peers(ap.parse_args())
+        args = ap.parse_args()
+        auto_against_nuts(args) if args.auto else sample_peers(args)
     else:
         main()

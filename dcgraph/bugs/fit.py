@@ -1,7 +1,8 @@
 """``sample(model, ...)``: MCMC on a compiled BUGS model, draws named as in OpenBUGS.
 
-The kernel comes from ``samplers.assign`` (conjugate updates where the graph allows, NUTS for the
-other continuous parameters, exact enumeration Gibbs updates for discrete ones); each chain starts from
+The kernel comes from ``samplers.assign`` (conjugate updates where the graph allows, slice updates
+for univariate nodes NUTS cannot serve, NUTS for the other continuous parameters, exact
+enumeration Gibbs updates for discrete ones); each chain starts from
 ``model.initial_values(chain)`` (its inits, the rest drawn from the prior). The result is a
 ``dcgraph.infer.SampleResult`` over the *monitored* nodes on their natural (constrained) scale:
 stochastic parameters, logical nodes (``sigma <- 1 / sqrt(tau)``) and missing data (``NA``)

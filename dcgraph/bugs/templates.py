@@ -88,11 +88,12 @@ DISTRIBUTIONS = {
                     cdf="-np.expm1(-lam * x ** v)"),
     "dbeta": Family(("a", "b"), "sp.xlogy(a - 1.0, x) + sp.xlog1py(b - 1.0, -x) - sp.betaln(a, b)",
                     "rng.beta(a, b, SIZE)", "unit"),
-    "dunif": Family(("a", "b"), "0.0 * x - np.log(b - a)", "rng.uniform(a, b, SIZE)", "interval",
+    "dunif": Family(("a", "b"), "np.where((x >= a) & (x <= b), 0.0, -np.inf) - np.log(b - a)", "rng.uniform(a, b, SIZE)", "interval",
                     cdf="(x - a) / (b - a)"),
     "dchisqr": Family(("k",), "sp.xlogy(k / 2.0 - 1.0, x) - x / 2.0 - k / 2.0 * LOG2"
                       " - sp.gammaln(k / 2.0)", "rng.chisquare(k, SIZE)", "positive"),
-    "dpar": Family(("alpha", "c"), "np.log(alpha) + alpha * np.log(c) - (alpha + 1.0) * np.log(x)",
+    "dpar": Family(("alpha", "c"), "np.where(x >= c, 0.0, -np.inf) + np.log(alpha) + alpha * np.log(c)"
+                   " - (alpha + 1.0) * np.log(x)",
                    "c * (1.0 - rng.random(SIZE)) ** (-1.0 / alpha)", "above_c"),
     "ddexp": Family(("mu", "tau"), "np.log(tau / 2.0) - tau * np.abs(x - mu)",
                     "rng.laplace(mu, 1.0 / tau, SIZE)", "real"),

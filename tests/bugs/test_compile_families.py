@@ -135,3 +135,17 @@ def test_truncation_with_constant_parameters_of_any_family():
     assert p.logjoint({}) == pytest.approx(stats.poisson.logpmf(3, 4) - math.log(mass))
     with pytest.raises(B.BUGSError, match="T\\(,\\) truncation of 'dgamma' needs constant parameters"):
         B.compile("model { a ~ dexp(1)\n x ~ dgamma(a, 1)T(0.5, ) }", {"x": 1.0})
+
+
+def test_support_bounds_read_from_parameters_give_zero_density_outside():
+    """``y ~ dunif(0, theta)`` and ``z ~ dpar(2, c)`` with data: a parameter value that puts the
+    datum outside the support has density zero (joint and the gradient's value), not the
+    density's formula continued."""
+    m = B.compile("model { y ~ dunif(0, theta) \n theta ~ dgamma(1, 1) \n z ~ dpar(2, c) \n"
+                  " c ~ dexp(1) }", {"y": 2.0, "z": 1.5})
+    assert m.logjoint({"theta": 1.0, "c": 1.0}) == -math.inf           # y = 2 > theta
+    assert m.logjoint({"theta": 3.0, "c": 2.0}) == -math.inf           # z = 1.5 < c
+    inside = -3.0 - math.log(3.0) + stats.pareto.logpdf(1.5, 2, scale=1.0) - 1.0
+    assert m.logjoint({"theta": 3.0, "c": 1.0}) == pytest.approx(inside, rel=1e-12)
+    value, _ = m.logdensity_and_grad(m.unconstrain({"theta": 1.0, "c": 1.0}))
+    assert value == -math.inf

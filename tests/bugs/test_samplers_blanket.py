@@ -22,7 +22,7 @@ def test_enumeration_update_evaluates_the_blanket_only():
     assignment = assign(model, target, "auto")
     assert str(assignment) == ("[1] conjugate_dnorm_dnorm sampler: v[1:50] (50 nodes)\n"
                                "[2] enumeration sampler: z")
-    gibbs = assignment.kernel.blocks["nodes"][1].sampler
+    gibbs = assignment.kernel.blocks["nodes"][1].gibbs
     state = gibbs.state
     z = model.graph.nodes[model.graph.node_at[("z", 0)]]
     assert [n.name for n in state.blanket(z)] == ["z", "y[1]", "y[2]", "y[3]", "y[4]"]

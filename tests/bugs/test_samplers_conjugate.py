@@ -85,15 +85,17 @@ def test_wishart_with_multivariate_normal_children():
     np.testing.assert_allclose(x.mean(axis=0), 7 * scale, rtol=0.08)
 
 
-@pytest.mark.parametrize("text", [
-    "model { mu ~ dnorm(0, 1) \n for (i in 1:2) { y[i] ~ dnorm(mu * mu, 1) } }",      # not affine
-    "model { mu ~ dnorm(0, 1) \n for (i in 1:2) { y[i] ~ dnorm(mu, exp(mu)) } }",     # in the precision
-    "model { mu ~ dnorm(0, 1) \n for (i in 1:2) { y[i] ~ dt(mu, 1, 4) } }",           # no rule
-    "model { mu ~ dnorm(0, 1)T(0, ) \n for (i in 1:2) { y[i] ~ dnorm(mu, 1) } }",     # truncated
+@pytest.mark.parametrize("text, auto", [
+    ("model { mu ~ dnorm(0, 1) \n for (i in 1:2) { y[i] ~ dnorm(mu * mu, 1) } }", "slice"),  # not affine
+    ("model { mu ~ dnorm(0, 1) \n for (i in 1:2) { y[i] ~ dnorm(mu, exp(mu)) } }", "slice"),  # in the precision
+    ("model { mu ~ dnorm(0, 1) \n for (i in 1:2) { y[i] ~ dt(mu, 1, 4) } }", "slice"),        # no rule
+    ("model { mu ~ dnorm(0, 1)T(0, ) \n for (i in 1:2) { y[i] ~ dnorm(mu, 1) } }", "NUTS"),   # truncated
 ])
-def test_non_conjugate_nodes_go_to_nuts(text):
+def test_non_conjugate_nodes_are_sliced_or_go_to_nuts(text, auto):
+    """A lone non-conjugate univariate node is sliced on its blanket; a truncated node (no
+    node-level density) stays with NUTS."""
     model = compile(text, {"y": [0.5, 1.5]})
-    assert str(model.samplers()) == "[1] NUTS sampler: mu"
+    assert str(model.samplers()) == f"[1] {auto} sampler: mu"
     assert str(model.samplers("nuts")) == "[1] NUTS sampler: mu"
 
 
@@ -102,5 +104,5 @@ def test_pumps_assignment_prints_like_configure_mcmc():
     assert str(compiled("pumps").samplers()) == (
         "[1] conjugate_dgamma_dpois sampler: theta[1:10] (10 nodes)\n"
         "[2] conjugate_dgamma_dgamma sampler: beta\n"
-        "[3] NUTS sampler: alpha")
+        "[3] slice sampler: alpha")
     assert str(compiled("pumps").samplers("nuts")) == "[1] NUTS sampler: alpha, beta, theta[1:10] (10 nodes)"

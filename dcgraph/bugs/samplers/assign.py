@@ -2,8 +2,15 @@
 
 ``sampler="auto"`` chooses from the model graph, as JAGS and NIMBLE do: a conjugate update
 (``conjugate.RULES``) for each parameter part whose nodes all have one, an exact draw by
-enumeration for each discrete node, and one NUTS block (on the unconstrained scale, gradients from
-the traced model) for the remaining continuous parameters. ``"nuts"``: NUTS for every continuous
+enumeration for each discrete node, a slice update on the Markov blanket (``slice.SliceUpdate``)
+for each remaining part of univariate nodes that NUTS cannot serve, and one NUTS block (on the
+unconstrained scale, gradients from the traced model) for the other continuous parameters. A
+univariate node is sliced when its log density is piecewise constant in it (``step``, ``equals``,
+``round``, ``trunc``, an index or a bound: a zero gradient, NUTS cannot move it) or when it shares
+no Markov blanket with another NUTS node and its blanket is small (NUTS would run over it alone,
+each gradient evaluating the whole model, where the slice evaluates its few blanket terms: the issue's "slice sampling for the
+remaining univariate nodes; NUTS over blocks"). This is NIMBLE's ``configureHMC`` rule (NUTS where
+derivatives serve, the default univariate samplers elsewhere) with JAGS's slice as that default. ``"nuts"``: NUTS for every continuous
 parameter, enumeration for the discrete ones. ``"slice"``: coordinate-wise slice sampling of the
 continuous parameters instead of NUTS. The node updates (conjugate and enumeration) evaluate only
 Markov blankets (``nodes.NodeGibbs``); a discrete node whose blanket holds a truncated or censored
@@ -21,7 +28,8 @@ from .blanket import NodeState
 from .conjugate import conjugacy
 from .discrete import EnumerationSampler
 from .interweave import Interweave, scale_groups
-from .nodes import EnumerationUpdate, NodeGibbs
+from .nodes import EnumerationUpdate, NodeGibbs, NodeKernel
+from .slice import SliceUpdate, coupled_nodes, piecewise_constant
 
 __all__ = ["Assignment", "assign", "SAMPLERS"]
 
@@ -57,9 +65,41 @@ def _node_label(p) -> str:
     return f"{p.name}[{rng}] ({len(p.indices)} nodes)"
 
 
+def _nodes(model, slot) -> list:
+    return [model.graph.nodes[i.node] for i in slot.part.instances]
+
+
+# A slice update evaluates its blanket term by term in Python (~6 evaluations per update), NUTS
+# the whole model in compiled vectorised code: a lone node is sliced only when its blanket is small.
+SLICE_MAX_BLANKET = 16
+
+
+def _sliced(model, state, rest) -> set:
+    """Indices into ``rest`` (``(parameter, coordinates)`` left to NUTS) of the parts to slice:
+    every node scalar with a supported blanket and piecewise constant, or coupled to no other
+    NUTS node with at most ``SLICE_MAX_BLANKET`` nodes in its blanket; repeated until no part
+    moves (slicing one part can isolate another)."""
+    parts = {k: _nodes(model, _slot_of(model, p)) for k, (p, _) in enumerate(rest)}
+    candidates = {k for k, nodes in parts.items()
+                  if all(n.instance.target_shape == () and state.supported(n) for n in nodes)}
+    flat = {k: all(piecewise_constant(state, n) for n in parts[k]) for k in candidates}
+    nuts = {n.id for nodes in parts.values() for n in nodes}
+    sliced, moved = set(), True
+    while moved:
+        moved = False
+        for k in sorted(candidates - sliced):
+            small = all(len(state.blanket(n)) <= SLICE_MAX_BLANKET for n in parts[k])
+            if flat[k] or (small and not any(coupled_nodes(state, n) & (nuts - {n.id})
+                                             for n in parts[k])):
+                sliced.add(k)
+                nuts -= {n.id for n in parts[k]}
+                moved = True
+    return sliced
+
+
 def _part_rules(model, state, slot, sampler):
     """``[(node, rule)]`` for every node of ``slot``'s part, or None when one has no node update."""
-    nodes = [model.graph.nodes[i.node] for i in slot.part.instances]
+    nodes = _nodes(model, slot)
     if slot.discrete:
         if all(n.instance.target_shape == () and state.supported(n) for n in nodes):
             update = EnumerationUpdate()
@@ -80,9 +120,16 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
     cname, ckernel = _CONTINUOUS[sampler]
     state = NodeState(model)
     rows, blocks, updates, node_parts, rest, fallback = [], {}, [], [], [], []
-    for p, slot in reversed(list(zip(model.parameters, model.slots))):   # data upwards
+    order = list(reversed(list(zip(model.parameters, model.slots))))     # data upwards
+    part_rules = [_part_rules(model, state, slot, sampler) for _, slot in order]
+    if sampler == "auto":
+        left = [k for k, (rules, (_, slot)) in enumerate(zip(part_rules, order))
+                if rules is None and not slot.discrete]
+        update = SliceUpdate()
+        for j in _sliced(model, state, [order[k] for k in left]):
+            part_rules[left[j]] = [(n, update) for n in _nodes(model, order[left[j]][1])]
+    for (p, slot), rules in zip(order, part_rules):
         idx = np.arange(slot.start, slot.stop) + (model.dim if slot.discrete else 0)
-        rules = _part_rules(model, state, slot, sampler)
         if rules is not None:
             rows.append((rules[0][1].name, (_node_label(p),)))
             updates.extend(rules)
@@ -93,7 +140,7 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
             rest.append((p, idx))
     if updates:
         gibbs = NodeGibbs(target, state, updates, node_parts)
-        blocks["nodes"] = (gibbs.indices, ExactConditional(gibbs))
+        blocks["nodes"] = (gibbs.indices, NodeKernel(gibbs))
     for p, idx in fallback:
         rows.append(("enumeration (joint density)", (_node_label(p),)))
         blocks[f"discrete:{p.name}:{p.line}"] = (idx, ExactConditional(EnumerationSampler(target.logdensity, idx)))
@@ -108,6 +155,7 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
     else:
         kernel = Gibbs(blocks)
     in_rest = {i.node for p, _ in rest for i in _slot_of(model, p).part.instances}
+    in_rest |= {n.id for n, rule in updates if rule.name == "slice"}
     groups = [(t, b) for t, b in scale_groups(state, updates) if all(n.id in in_rest for n in b)]
     if groups:
         kernel = Interweave(kernel, target, state, groups)

@@ -106,12 +106,21 @@ class NodeState:
         for off in offsets:
             nid = g.node_at.get((var.name, int(off)))
             if nid is not None and not g.nodes[nid].constant:
-                raise LookupError(f"{var.name} is not constant")
+                raise NotConstant(f"{var.name} is not constant")
         return self.values[var.name][offsets]
 
     # -- graph -------------------------------------------------------------------------------
     def children(self, node) -> list:
         return [self.graph.nodes[k] for k in self._children[node.id]]
+
+    def stochastic_parents(self, k) -> set:
+        """Ids of the unobserved stochastic nodes that node ``k`` is a child of."""
+        if not hasattr(self, "_parents_of"):
+            self._parents_of = {}
+            for m, kids in self._children.items():
+                for c in kids:
+                    self._parents_of.setdefault(c, set()).add(m)
+        return self._parents_of.get(k, set())
 
     def blanket(self, node) -> list:
         return [node] + self.children(node)
@@ -159,7 +168,7 @@ class NodeState:
                 return lambda: v
             try:
                 offsets, shape = self._static.resolve(expr, env)
-            except Exception:                 # an index read from an unobserved node
+            except (NotConstant, BUGSError):  # an index read from an unobserved node
                 return lambda: self.ev.value(expr, env)
             values, name = self.values, expr.name
             if shape:
@@ -209,6 +218,10 @@ class NodeState:
             if total == -np.inf:
                 break
         return total
+
+
+class NotConstant(LookupError):
+    """An element that compile-time resolution reads is not a constant (an unobserved node)."""
 
 
 # what a value outside a node's support raises while evaluating (a programming error such as a

@@ -24,8 +24,9 @@ import numpy as np
 import scipy.stats
 
 from .. import syntax as S
+from ..errors import BUGSError
 
-__all__ = ["conjugacy", "ConjugateRule", "RULES"]
+__all__ = ["conjugacy", "ConjugateRule", "RULES", "depends"]
 
 CONST, LINEAR, AFFINE, IDENTITY = 0, 1, 2, 3
 
@@ -96,40 +97,40 @@ def _reads(state, var, env, dep) -> set:
     g = state.graph
     try:
         offsets, _ = state.ev.resolve(var, env)
-    except Exception:                # an index read from an unobserved node (mixtures)
-        return dep
+    except BUGSError:                # an index read from an unobserved node (mixtures): its
+        return dep                   # current value is missing, fractional or out of range
     return {g.node_at.get((var.name, int(o))) for o in offsets} & dep
 
 
-def _depends(state, expr, env, dep) -> bool:
+def depends(state, expr, env, dep) -> bool:
     if isinstance(expr, S.Var):
         if not expr.indices and expr.name in env:
             return False
-        if any(ix is not None and _depends(state, ix, env, dep) for ix in expr.indices):
+        if any(ix is not None and depends(state, ix, env, dep) for ix in expr.indices):
             return True
         return bool(_reads(state, expr, env, dep))
     if isinstance(expr, S.Range):
-        return _depends(state, expr.lower, env, dep) or _depends(state, expr.upper, env, dep)
+        return depends(state, expr.lower, env, dep) or depends(state, expr.upper, env, dep)
     if isinstance(expr, S.Unary):
-        return _depends(state, expr.operand, env, dep)
+        return depends(state, expr.operand, env, dep)
     if isinstance(expr, S.Binary):
-        return _depends(state, expr.left, env, dep) or _depends(state, expr.right, env, dep)
+        return depends(state, expr.left, env, dep) or depends(state, expr.right, env, dep)
     if isinstance(expr, S.Call):
-        return any(_depends(state, a, env, dep) for a in expr.args)
+        return any(depends(state, a, env, dep) for a in expr.args)
     return False
 
 
 def _form(state, expr, env, node, dep):
     """CONST, LINEAR, AFFINE or IDENTITY (the node's whole value) of ``expr`` in ``node``, or
     None for any other dependence."""
-    if not _depends(state, expr, env, dep):
+    if not depends(state, expr, env, dep):
         return CONST
     if isinstance(expr, S.Var):
-        if any(ix is not None and _depends(state, ix, env, dep) for ix in expr.indices):
+        if any(ix is not None and depends(state, ix, env, dep) for ix in expr.indices):
             return None
         try:
             offsets, _ = state.ev.resolve(expr, env)
-        except Exception:
+        except BUGSError:            # an index not resolvable at the current values
             return None
         ids = {state.graph.node_at.get((expr.name, int(o))) for o in offsets}
         if ids == {node.id}:
