@@ -1,7 +1,6 @@
 """The call hook's memo: bound methods are memoised by their function, builtin callables are
 decided by their type; decisions still follow the function's current code."""
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -133,7 +132,6 @@ def generator_then_deeper(n):
     return sum(stepping(n)) + _first_step(1.0)
 
 
-@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="generators are traced on 3.11 only")
 def test_a_generator_resumed_after_its_run_makes_no_levels(monkeypatch):
     """A generator of a finished run, resumed later, calls functions its run never saw: they
     run untraced and the closed run gets no new level (nothing links it back to its levels)."""
@@ -155,7 +153,6 @@ def test_a_generator_resumed_after_its_run_makes_no_levels(monkeypatch):
     tape.lint()
 
 
-@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="generators are traced on 3.11 only")
 def test_a_generators_frames_log_into_the_level_of_the_call_that_made_it():
     """The generator's frames take the (append, hook) pair its call left: its calls are
     nested in its segments, and the caller's later calls stay at the caller's level."""
