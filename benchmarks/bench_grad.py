@@ -165,14 +165,8 @@ def autograd_methods():
     return {"sin": g_sin, "rats": g_rats, "logistic": g_log}
 
 
-def jax_methods():
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        return None
-    jax.config.update("jax_enable_x64", True)
-
+def _jax_scalar_loops(jnp):
+    """The sin loop and the scalar Rats log density written with ``jnp``."""
     def j_sin(x):
         s = 0.0
         for i in range(200):
@@ -189,6 +183,18 @@ def jax_methods():
                 r = (y[i][j] - alpha[i] - beta[i] * (XS[j] - 22.0)) / sig_y
                 lp = lp + (-0.5 * r * r - jnp.log(sig_y))
         return lp
+    return j_sin, j_rats
+
+
+def jax_methods():
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+
+    j_sin, j_rats = _jax_scalar_loops(jnp)
 
     def j_logistic(w, X, y):
         p = jax.nn.sigmoid(X @ w)
@@ -216,22 +222,7 @@ def jax_jit_scalar_methods():
         return None
     jax.config.update("jax_enable_x64", True)
 
-    def j_sin(x):
-        s = 0.0
-        for i in range(200):
-            s = s + jnp.sin(x * i)
-        return s
-
-    def j_rats(alpha, beta, mu_a, mu_b, sig_a, sig_b, sig_y, y):
-        lp = 0.0
-        for i in range(len(y)):
-            za = (alpha[i] - mu_a) / sig_a
-            zb = (beta[i] - mu_b) / sig_b
-            lp = lp + (-0.5 * za * za - jnp.log(sig_a) - 0.5 * zb * zb - jnp.log(sig_b))
-            for j in range(5):
-                r = (y[i][j] - alpha[i] - beta[i] * (XS[j] - 22.0)) / sig_y
-                lp = lp + (-0.5 * r * r - jnp.log(sig_y))
-        return lp
+    j_sin, j_rats = _jax_scalar_loops(jnp)
 
     def numpy_out(vg):
         def run(*args):

@@ -37,9 +37,9 @@ import weakref
 import numpy as np
 
 __all__ = ["PLAIN_TYPES", "PLAIN_ATTRIBUTE_TYPES", "DUNDERS", "guards_operators",
-           "operator_arguments", "has_python_operators", "python_inplace", "binary_plan", "dispatch_binary",
-           "dispatch_unary", "dispatch_attribute", "replay_operator", "FORWARD", "REFLECTED",
-           "NATIVE"]
+           "operator_arguments", "has_python_operators", "python_inplace", "binary_plan",
+           "dispatch_binary", "dispatch_unary", "dispatch_attribute", "replay_operator",
+           "FORWARD", "REFLECTED", "NATIVE"]
 
 _FUNCTION = types.FunctionType
 _UNKNOWN = object()      # not decided yet (``Run.dispatch``)
@@ -58,33 +58,22 @@ PLAIN_TYPES = _plain_types()
 # ... and whose attributes are never a user's property (modules too)
 PLAIN_ATTRIBUTE_TYPES = PLAIN_TYPES | {types.ModuleType}
 
-# operator -> (method, reflected method, in-place method); unary ones have only a method
-DUNDERS = {
-    operator.add: ("__add__", "__radd__", None), operator.sub: ("__sub__", "__rsub__", None),
-    operator.mul: ("__mul__", "__rmul__", None), operator.matmul: ("__matmul__", "__rmatmul__", None),
-    operator.truediv: ("__truediv__", "__rtruediv__", None),
-    operator.floordiv: ("__floordiv__", "__rfloordiv__", None),
-    operator.mod: ("__mod__", "__rmod__", None), operator.pow: ("__pow__", "__rpow__", None),
-    operator.and_: ("__and__", "__rand__", None), operator.or_: ("__or__", "__ror__", None),
-    operator.xor: ("__xor__", "__rxor__", None),
-    operator.lshift: ("__lshift__", "__rlshift__", None),
-    operator.rshift: ("__rshift__", "__rrshift__", None),
-    operator.iadd: ("__add__", "__radd__", "__iadd__"),
-    operator.isub: ("__sub__", "__rsub__", "__isub__"),
-    operator.imul: ("__mul__", "__rmul__", "__imul__"),
-    operator.imatmul: ("__matmul__", "__rmatmul__", "__imatmul__"),
-    operator.itruediv: ("__truediv__", "__rtruediv__", "__itruediv__"),
-    operator.ifloordiv: ("__floordiv__", "__rfloordiv__", "__ifloordiv__"),
-    operator.imod: ("__mod__", "__rmod__", "__imod__"),
-    operator.ipow: ("__pow__", "__rpow__", "__ipow__"),
-    operator.iand: ("__and__", "__rand__", "__iand__"),
-    operator.ior: ("__or__", "__ror__", "__ior__"),
-    operator.ixor: ("__xor__", "__rxor__", "__ixor__"),
-    operator.ilshift: ("__lshift__", "__rlshift__", "__ilshift__"),
-    operator.irshift: ("__rshift__", "__rrshift__", "__irshift__"),
-    operator.neg: ("__neg__",), operator.pos: ("__pos__",), operator.invert: ("__invert__",),
-    operator.getitem: ("__getitem__",),
-}
+def _dunders() -> dict:
+    """operator -> (method, reflected method, in-place method); unary ones have only a method.
+    ``operator.iadd`` maps to the binary names too: Python falls back to them."""
+    table = {}
+    for name in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "and",
+                 "or", "xor", "lshift", "rshift"):
+        method, reflected = f"__{name}__", f"__r{name}__"
+        table[getattr(operator, name if hasattr(operator, name) else name + "_")] = \
+            (method, reflected, None)
+        table[getattr(operator, "i" + name)] = (method, reflected, f"__i{name}__")
+    for name in ("neg", "pos", "invert", "getitem"):
+        table[getattr(operator, name)] = (f"__{name}__",)
+    return table
+
+
+DUNDERS = _dunders()
 
 
 _HEAPTYPE = 1 << 9
@@ -133,9 +122,10 @@ def guards_operators(fn, ctx) -> bool:
     """Should ``fn``'s instrumented code guard its operators? When a name it reads globally,
     or a cell it closes over, holds a class defining operators in Python (and the running
     version tables ``GUARDED_OPERATORS``; classes of modules the context ``ctx`` keeps
-    primitive do not count: their methods are never traced). Guards cost scalar code about a quarter of its traced
-    time, so code that cannot see such a class goes without them; a run switches them on for
-    the rest of its calls once one function needed them (``Run.instrumented_function``)."""
+    primitive do not count: their methods are never traced). Guards cost scalar code about a
+    quarter of its traced time, so code that cannot see such a class goes without them; a run
+    switches them on for the rest of its calls once one function needed them
+    (``Run.instrumented_function``)."""
     if not _TABLED:
         return False
     scope = fn.__globals__

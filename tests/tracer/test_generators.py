@@ -7,30 +7,19 @@ import numpy as np
 import pytest
 
 import dcgraph
-from dcgraph import LintError, NestedCall, Yield
+from dcgraph import LintError, Yield
 from dcgraph.ad import grad
 from dcgraph.analysis import RandomContext, random_variables
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import generator_corners as corners  # noqa: E402
+from generator_checks import outcome as _outcome, segments as _segments  # noqa: E402
 
 WARM_RUNS = 120
 TRACES_GENERATORS = sys.version_info[:2] in ((3, 11), (3, 12), (3, 13))
 DELEGATES = TRACES_GENERATORS                     # ``yield from`` traced with them
 only_traced = pytest.mark.skipif(not TRACES_GENERATORS,
                                  reason="generators are traced on CPython 3.11 to 3.13")
-
-
-def _outcome(fn, args):
-    try:
-        return ("ok", fn(*args))
-    except Exception as exc:
-        return ("raised", type(exc), str(exc))
-
-
-def _segments(tape):
-    return [n for n in tape.walk() if isinstance(n, NestedCall) and n.child.code is not None
-            and n.child.code.co_flags & 0x20]
 
 
 @pytest.mark.parametrize("fn,args", corners.ALL, ids=[f.__name__ for f, _ in corners.ALL])

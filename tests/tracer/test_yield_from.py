@@ -8,29 +8,17 @@ import textwrap
 import pytest
 
 import dcgraph
-from dcgraph import Argument, NestedCall, Phi, Yield
+from dcgraph import Argument, Phi, Yield
 from dcgraph.ad import grad
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import yield_from_corners as corners  # noqa: E402
+from generator_checks import outcome as _outcome, segments as _segments  # noqa: E402
 
 WARM_RUNS = 120
 TRACED_VERSIONS = ((3, 11), (3, 12), (3, 13))
 traced_here = pytest.mark.skipif(sys.version_info[:2] not in TRACED_VERSIONS,
                                  reason="generators are traced on CPython 3.11 to 3.13")
-
-
-def _outcome(fn, args):
-    try:
-        return ("ok", fn(*args))
-    except Exception as exc:
-        return ("raised", type(exc), str(exc))
-
-
-def _segments(tape, name=None):
-    return [n for n in tape.walk() if isinstance(n, NestedCall) and n.child.code is not None
-            and n.child.code.co_flags & 0x20
-            and (name is None or n.child.code.co_name == name)]
 
 
 @pytest.mark.parametrize("fn,args", corners.ALL, ids=[f.__name__ for f, _ in corners.ALL])
