@@ -20,7 +20,8 @@ from .lkj import CorrCholeskyFactors, LKJCholesky
 from .generalized import GeneralizedExtremeValue, GeneralizedGamma, GeneralizedPareto, LogLikelihoodTerm
 from .multivariate import Dirichlet, Multinomial, MvNormal
 from .mvt import MvStudentT
-from .positive import ChiSquared, Exponential, Gamma, HalfNormal, InverseGamma, LogNormal, Pareto, Weibull
+from .gamma_family import ChiSquared, Gamma, InverseGamma
+from .positive import Exponential, HalfNormal, LogNormal, Pareto, Weibull
 from .support import (Interval, IntegerInterval, IntegerSimplex, NonNegative, NonNegativeInteger, Positive,
                       PositiveDefinite, Real, RealVector, Simplex, Support, UnitInterval)
 from .wishart import Wishart
