@@ -5,7 +5,7 @@ import os
 
 from .codegen import generate
 from .errors import BUGSModelError
-from .graph import build_graph
+from .unroll import build_graph
 from .model import BUGSModel
 from .parser import parse
 from .rdata import read_data

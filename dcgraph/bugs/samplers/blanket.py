@@ -23,7 +23,7 @@ import numpy as np
 from .. import syntax as S
 from ..errors import BUGSError
 from ..evaluate import BINARY, Evaluator
-from ..graph import _topological
+from ..graph import topological_order
 from ..functions import FUNCTIONS, LINKS, compiled
 from ..templates import DISTRIBUTIONS, callable_of
 
@@ -38,7 +38,7 @@ class NodeState:
         self.ev = Evaluator(self._lookup, g.shapes, g.error)
         self.values = {}
         self.terms = 0
-        order = {nid: k for k, nid in enumerate(_topological(g.nodes))}
+        order = {nid: k for k, nid in enumerate(topological_order(g.nodes))}
         kids = [[] for _ in g.nodes]
         for node in g.nodes:
             for p in set(node.parents):
