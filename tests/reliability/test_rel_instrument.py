@@ -3,7 +3,7 @@ time: each block is visited a bounded number of times)."""
 import pytest
 
 import dcgraph
-from dcgraph.tracer.instrument import analysis, instrument
+from dcgraph.tracer.instrument import instrument, phis
 
 from big_functions import big_source, big_try_source
 
@@ -25,13 +25,13 @@ def test_a_long_function_traces_as_it_runs(make):
 
 def test_block_visits_are_bounded_per_block(monkeypatch):
     visits = []
-    original = analysis._Worklist.pop
+    original = phis._Worklist.pop
 
     def counted(self):
         visits.append(1)
         return original(self)
 
-    monkeypatch.setattr(analysis._Worklist, "pop", counted)
+    monkeypatch.setattr(phis._Worklist, "pop", counted)
     for lines, names in ((400, 100), (1600, 400)):
         visits.clear()
         info = instrument(_compiled(big_try_source(lines, names, seed=1)).__code__)
