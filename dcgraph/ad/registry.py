@@ -14,6 +14,12 @@ Three kinds of registration (HIPS autograd's style, named functions only):
     like ``defnode`` but used when the call mutated a container in place (``node.mutates``).
 ``defzero(fn)``
     the output is piecewise constant or not numeric: its adjoint is dropped.
+``defjoint(fn, joint, through=(p, inner_fns))``
+    an extra rule for compiled replay only (value rules stay required): one call
+    ``joint(wants, g, ans, *args)`` gives the adjoints of ``fn``'s arguments other than ``p``
+    followed by those of the arguments of argument ``p`` when that is a call of one of
+    ``inner_fns`` on the path (then the inner call gets nothing from ``fn``); ``wants`` (tuple
+    of bools, same order) says which are needed, the others may be None.
 
 A key is the callable recorded in ``PrimitiveCall.fn``, or ``(fn, type)`` for rules chosen by
 the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf``).
@@ -21,7 +27,7 @@ the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf
 from __future__ import annotations
 
 __all__ = ["Rule", "RULES", "load_deferred", "defvjp", "defscalar", "defnode", "definplace", "defzero", "defdispatch",
-           "lookup", "primitive_name", "supported", "MissingRuleError"]
+           "defjoint", "lookup", "primitive_name", "supported", "MissingRuleError"]
 
 
 class MissingRuleError(NotImplementedError):
@@ -32,7 +38,8 @@ class MissingRuleError(NotImplementedError):
 class Rule:
     """How to pull an adjoint back through one primitive."""
 
-    __slots__ = ("key", "vjps", "names", "node", "inplace", "fast1", "fast2", "sparse")
+    __slots__ = ("key", "vjps", "names", "node", "inplace", "fast1", "fast2", "sparse", "joint",
+                 "through")
 
     def __init__(self, key):
         self.key = key
@@ -42,6 +49,7 @@ class Rule:
         self.inplace = None    # node rule for a call that mutated a container
         self.fast1 = self.fast2 = None     # fast paths: value rules for 1 or 2 scalar args
         self.sparse = False    # node rules that take Sparse adjoints of arrays as they are
+        self.joint = self.through = None   # compiled replay's joint rule (``defjoint``)
 
     def index(self, name: str) -> int | None:
         """Position of the parameter called ``name`` (None when unknown)."""
@@ -82,6 +90,18 @@ def defscalar(fn, *vjps) -> None:
     if len(vjps) >= 2:
         rule.fast2 = (vjps[0], vjps[1])
     rule.fast1 = vjps[0]
+
+
+def defjoint(fn, joint, through: tuple) -> None:
+    """Register ``fn``'s joint rule for compiled replay (see the module docstring); ``through
+    = (p, inner_fns)``."""
+    if getattr(joint, "__name__", "<lambda>") == "<lambda>":
+        raise TypeError(f"defjoint({primitive_name(fn)}): rules must be named functions")
+    rule = _rule(fn)
+    if rule.vjps is None:
+        raise TypeError(f"defjoint({primitive_name(fn)}): register its value rules first")
+    p, inner = through
+    rule.joint, rule.through = joint, (int(p), frozenset(inner))
 
 
 def defnode(fn, node_rule, sparse: bool = False) -> None:

@@ -120,6 +120,16 @@ def _array_data(args, kwargs):
     return arrays
 
 
+def _fresh_entry(path, binding):
+    """``(path, k, fresh)`` when ``path`` hands back ``theta``'s whole gradient as its ``k``-th
+    adjoint (``fresh``: made by each call, no copy needed), else None."""
+    node, pos = binding.slots[0]
+    if pos is not None or node not in path.wrt:
+        return None
+    k = path.wrt.index(node)
+    return path, k, path.fresh[k]
+
+
 def _model_by_name(module: str, qualname: str) -> Model:
     import importlib
     obj = importlib.import_module(module)
@@ -179,20 +189,20 @@ class BoundModel:
         self.continuous = np.setdiff1d(np.arange(self.dim), self.discrete)
         self._shape = (self.dim,)
         self._vg = value_and_grad(self._fn, argnums=0)
-        self._direct = False
+        self._direct, self._entry = False, None
         self._key, self._arrays = None, _array_data(args, kwargs)
 
     def __getstate__(self):
         """Pickles without the compiled function and gradient cache (rebuilt on load)."""
         state = dict(self.__dict__)
-        del state["_fn"], state["_vg"], state["_key"]
+        del state["_fn"], state["_vg"], state["_key"], state["_entry"]
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._fn = self.model.rewritten.function
         self._vg = value_and_grad(self._fn, argnums=0)
-        self._direct, self._key = False, None
+        self._direct, self._key, self._entry = False, None, None
 
     def _starts(self):
         at = 0
@@ -240,9 +250,15 @@ class BoundModel:
         return float(self._call(self._vector(theta)))
 
     def logdensity_and_grad(self, theta):
-        """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``: a compiled path
-        of its cache is called directly (``direct``) while the last call hit one."""
+        """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``: the compiled path
+        of the last hit is called directly (``_entry``) while its guards hold, then the paths
+        of its cache, then ``value_and_grad`` (which traces)."""
         theta = self._vector(theta)
+        entry = self._entry
+        if entry is not None and self._same_data():
+            hit = self._entry_hit(entry, theta)
+            if hit is not None:
+                return hit
         if self._direct:
             hit = self._direct_hit(theta)
             if hit is not None:
@@ -254,6 +270,28 @@ class BoundModel:
         self._direct = cache.stats["hits"] > hits
         grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
         return float(value), grad
+
+    def _entry_hit(self, entry, theta):
+        """The last hit path ``entry = (compiled, k, fresh)`` called on ``theta``: ``(value,
+        gradient)`` when its guards hold and it hands back a float gradient of ``theta``'s shape
+        (copied unless the path makes it each call: ``fresh``),
+        else None (the caller asks the cache, which tries every path and counts failures)."""
+        cg, k, fresh = entry
+        cache = self._vg.compiled
+        if not cache.enabled:
+            self._entry = None
+            return None
+        try:
+            value, adjoints = cg._fn((theta, *self.args), self.kwargs)
+        except Exception:                # a guard failed, or an error the cache reports
+            self._entry = None
+            return None
+        grad = adjoints[k]
+        if type(grad) is not np.ndarray or grad.shape != self._shape or grad.dtype != np.float64:
+            self._entry = None
+            return None
+        cache.stats["hits"] += 1
+        return float(value), grad if fresh else grad.copy()
 
     def _same_data(self) -> bool:
         """Do the arrays among the data still have the shapes and dtypes the cached structure
@@ -281,6 +319,7 @@ class BoundModel:
         grad = path.gradient(adjoints, 0, args, binding)     # a fresh array (never shared)
         if type(grad) is not np.ndarray or grad.dtype != np.float64:
             grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
+        self._entry = _fresh_entry(path, binding)
         return float(value), grad
 
     @property
