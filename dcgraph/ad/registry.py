@@ -97,8 +97,8 @@ def defjoint(fn, joint, through: tuple) -> None:
     = (p, inner_fns)``."""
     if getattr(joint, "__name__", "<lambda>") == "<lambda>":
         raise TypeError(f"defjoint({primitive_name(fn)}): rules must be named functions")
-    rule = _rule(fn)
-    if rule.vjps is None:
+    rule = lookup(fn)
+    if rule is None or rule.vjps is None:
         raise TypeError(f"defjoint({primitive_name(fn)}): register its value rules first")
     p, inner = through
     rule.joint, rule.through = joint, (int(p), frozenset(inner))
