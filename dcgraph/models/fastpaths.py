@@ -4,7 +4,10 @@
   floats with ``math``, no numpy call;
 * ``FUSED``: families evaluated fused on arrays: the forward pass keeps its intermediates on
   the expression (``normal``: ``z = (x - loc) / scale``) and the statement's rules compute only
-  the partials they need, a scalar parameter's summed.
+  the partials they need, a scalar parameter's summed;
+* ``STATEMENTS``: a statement's whole forward pass (parameter checks, shapes, log density) in
+  one call for its commonest cases, None for the others (then the general path runs, which
+  raises the canonical errors).
 """
 from __future__ import annotations
 
@@ -12,10 +15,12 @@ import math
 
 import numpy as np
 
-__all__ = ["SCALAR_LP", "SCALAR_GRAD", "FUSED"]
+__all__ = ["SCALAR_LP", "SCALAR_GRAD", "FUSED", "STATEMENTS"]
 
 LOG_2PI = math.log(2 * math.pi)
 NEG_INF = -np.inf
+_F8 = np.dtype(np.float64)
+_REAL = (float, np.float64)
 
 
 def _log(v):
@@ -102,17 +107,17 @@ def _normal_fused_lp(d, x):
     otherwise ``z`` alone."""
     loc, scale = d.params
     ts = type(scale)
-    if type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and \
+    if type(x) is np.ndarray and x.ndim == 1 and (x.dtype is _F8 or x.dtype == _F8) and \
             (ts is float or ts is np.float64) and scale > 0:
         inv = 1.0 / scale
         if type(loc) is float and loc == 0.0:
-            zz = float(x @ x) * inv * inv
+            zz = float(x.dot(x)) * inv * inv
             d._cache = (x, None, zz, inv, None)
             return -0.5 * zz - x.size * (math.log(scale) + 0.5 * LOG_2PI)
         z = x - loc
-        if type(z) is np.ndarray and z.ndim == 1 and z.dtype == np.float64:
+        if type(z) is np.ndarray and z.ndim == 1 and (z.dtype is _F8 or z.dtype == _F8):
             z *= inv                               # z is this call's own array
-            zz = float(z @ z)
+            zz = float(z.dot(z))
             d._cache = (x, z, zz, inv, None)
             return -0.5 * zz - z.size * (math.log(scale) + 0.5 * LOG_2PI)
     z = (x - loc) / scale
@@ -160,3 +165,34 @@ def _normal_partials(d, x, want_x: bool, want_params: bool) -> dict:
 #: family -> (summed log density of arrays keeping intermediates on the expression,
 #: partials(expression, x, want_x, want_params)): the families a statement evaluates fused
 FUSED = {"normal": (_normal_fused_lp, _normal_partials)}
+
+
+def _normal_statement(d, x):
+    """``x |= normal(loc, scale)`` for a float ``x`` and float parameters, or a float64 vector
+    ``x`` with a float ``scale`` and a float (or same-shape float64 vector) ``loc``."""
+    loc, scale = d.params
+    ts, tx = type(scale), type(x)
+    if (ts is not float and ts is not np.float64) or not scale > 0:
+        return None
+    if tx is float or tx is np.float64:
+        if type(loc) is float or type(loc) is np.float64:
+            z = (x - loc) / scale
+            return -0.5 * z * z - math.log(scale) - 0.5 * LOG_2PI
+        return None
+    if tx is np.ndarray and x.ndim == 1:
+        tl = type(loc)
+        if tl is float or tl is np.float64 or (tl is np.ndarray and loc.shape == x.shape):
+            return _normal_fused_lp(d, x)
+    return None
+
+
+def _uniform_statement(d, x):
+    """``x |= uniform(low, high)`` on floats."""
+    low, high = d.params
+    if type(x) in _REAL and type(low) in _REAL and type(high) in _REAL and low < high:
+        return -math.log(high - low) if low <= x <= high else NEG_INF
+    return None
+
+
+#: family -> its statement's forward pass in one call (None: not this case)
+STATEMENTS = {"normal": _normal_statement, "uniform": _uniform_statement}

@@ -20,7 +20,7 @@ from ..dist import Distribution
 from ..dist.bijectors import Identity
 from ..dist.bijectors_matrix import forward_vjp, grad_log_abs_det_jacobian
 from .distributions import DistExpr
-from .fastpaths import FUSED
+from .fastpaths import FUSED, STATEMENTS
 from .params import ParamSpec
 
 __all__ = ["declare", "constrain", "log_jacobian", "observe", "is_distribution", "advance",
@@ -131,6 +131,14 @@ def observe(x, d, line):
         raise StatementError(line, f"the left side of |= must be a parameter or data (a number "
                                    f"or a numpy array), got {type(x).__name__}{hint}")
     if type(d) is DistExpr:
+        statement = STATEMENTS.get(d.family)
+        if statement is not None:
+            lp = statement(d, x)
+            if lp is not None:
+                if lp != lp:
+                    raise StatementError(line, f"the log density is NaN (a bad parameter "
+                                               f"value in {d!r}?)")
+                return lp
         if tx is float or tx is np.float64:
             lp = d.scalar_logpdf(x)          # None unless every parameter is a float too
             if lp is not None:
