@@ -20,12 +20,12 @@ from .api import backward, grad, value_and_grad, vjp
 from .check import GradCheck, GradientCheckError, check_grads
 from .higher import hessian, hvp
 from .core import Sweep
-from .registry import (MissingRuleError, defdispatch, definplace, defjoint, defnode, defvjp,
-                       defzero, supported)
+from .registry import (MissingRuleError, defdispatch, definplace, defjoint, defnode,
+                       defscatter, defvjp, defzero, supported)
 from .values import RESULT, Sparse
 from .versions import StaleValueError
 
 __all__ = ["grad", "value_and_grad", "vjp", "backward", "check_grads", "hessian", "hvp",
            "GradCheck",
-           "GradientCheckError", "supported", "defvjp", "defjoint", "defnode", "definplace", "defzero",
+           "GradientCheckError", "supported", "defvjp", "defjoint", "defscatter", "defnode", "definplace", "defzero",
            "defdispatch", "MissingRuleError", "StaleValueError", "Sparse", "RESULT", "Sweep"]

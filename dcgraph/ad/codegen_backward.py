@@ -207,7 +207,8 @@ class BackwardEmitter:
                 or self.matmul_template(node, g) or self.unary_template(node, g) \
                 or self.power_template(node, g):
             return
-        if rule.joint is not None and self.joint_rule(node, g, rule):
+        if (rule.joint is not None and self.joint_rule(node, g, rule)) or \
+                (rule.scatter is not None and self.scatter_rule(node, g, rule)):
             return
         self.materialize(node, g)
         ans, f2, f1 = self.v(node), rule.fast2, rule.fast1
@@ -241,31 +242,6 @@ class BackwardEmitter:
                 if vjp is None:
                     raise NotCompilable(f"a keyword argument of {primitive_name(fn)} has no rule")
                 self.add(x, f"{self.bind(vjp)}({call})", "general")
-
-    def joint_rule(self, node, g, rule) -> bool:
-        """``registry.defjoint``: one call for the adjoints of the arguments and of those of
-        argument ``p`` when that is a positional call of one of ``through`` (False: not so)."""
-        p, through = rule.through
-        args = node.args
-        inner = unalias(args[p]) if not node.kwargs and len(args) > p else None
-        if type(inner) is not PrimitiveCall or inner.kwargs or inner.mutates is not None:
-            return False
-        try:
-            if inner.fn not in through:
-                return False
-        except TypeError:                # an unhashable callable
-            return False
-        targets = [x for i, x in enumerate(args) if i != p] + list(inner.args)
-        wants = tuple(self.wants(x) for x in targets)
-        if not any(wants):
-            return True
-        name = f"_j{self.ids[node]}"
-        vals = ", ".join([repr(wants), g, self.v(node)] + [self.v(x) for x in args])
-        self.emit(f"{name} = {self.bind(rule.joint)}({vals})")
-        for k, x in enumerate(targets):
-            if wants[k]:
-                self.add(x, f"{name}[{k}]", _mode(x))
-        return True
 
     def vjp_text(self, vjp, g, ans, vals, reals=()) -> str:
         """A value rule's text; ``reals``: expressions whose runtime type is a real scalar

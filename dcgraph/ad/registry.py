@@ -20,6 +20,10 @@ Three kinds of registration (HIPS autograd's style, named functions only):
     followed by those of the arguments of argument ``p`` when that is a call of one of
     ``inner_fns`` on the path (then the inner call gets nothing from ``fn``); ``wants`` (tuple
     of bools, same order) says which are needed, the others may be None.
+``defscatter(fn, rule, p)``
+    another for compiled replay only: argument ``p``'s adjoint is zero but at one key,
+    ``rule(g, ans, *args) -> (key, values)`` (an int or a slice); compiled replay adds it in
+    place into one buffer per array.
 
 A key is the callable recorded in ``PrimitiveCall.fn``, or ``(fn, type)`` for rules chosen by
 the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf``).
@@ -27,7 +31,7 @@ the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf
 from __future__ import annotations
 
 __all__ = ["Rule", "RULES", "load_deferred", "defvjp", "defscalar", "defnode", "definplace", "defzero", "defdispatch",
-           "defjoint", "lookup", "primitive_name", "supported", "MissingRuleError"]
+           "defjoint", "defscatter", "lookup", "primitive_name", "supported", "MissingRuleError"]
 
 
 class MissingRuleError(NotImplementedError):
@@ -39,7 +43,7 @@ class Rule:
     """How to pull an adjoint back through one primitive."""
 
     __slots__ = ("key", "vjps", "names", "node", "inplace", "fast1", "fast2", "sparse", "joint",
-                 "through")
+                 "through", "scatter")
 
     def __init__(self, key):
         self.key = key
@@ -50,6 +54,7 @@ class Rule:
         self.fast1 = self.fast2 = None     # fast paths: value rules for 1 or 2 scalar args
         self.sparse = False    # node rules that take Sparse adjoints of arrays as they are
         self.joint = self.through = None   # compiled replay's joint rule (``defjoint``)
+        self.scatter = None    # (position, rule) for compiled replay (``defscatter``)
 
     def index(self, name: str) -> int | None:
         """Position of the parameter called ``name`` (None when unknown)."""
@@ -102,6 +107,16 @@ def defjoint(fn, joint, through: tuple) -> None:
         raise TypeError(f"defjoint({primitive_name(fn)}): register its value rules first")
     p, inner = through
     rule.joint, rule.through = joint, (int(p), frozenset(inner))
+
+
+def defscatter(fn, rule, p: int) -> None:
+    """Register ``fn``'s scatter rule for argument ``p`` (see the module docstring)."""
+    if getattr(rule, "__name__", "<lambda>") == "<lambda>":
+        raise TypeError(f"defscatter({primitive_name(fn)}): rules must be named functions")
+    found = lookup(fn)
+    if found is None or found.vjps is None:
+        raise TypeError(f"defscatter({primitive_name(fn)}): register its value rules first")
+    found.scatter = (int(p), rule)
 
 
 def defnode(fn, node_rule, sparse: bool = False) -> None:

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from ..ad import defvjp, defzero
+from ..ad import defscatter, defvjp, defzero
 from ..ad.values import Sparse, unbroadcast
 from ..dist import Distribution
 from ..dist.bijectors import Identity
@@ -271,8 +271,29 @@ def _scaled(g, grads: dict) -> Sparse:
                    for name, v in grads.items()})
 
 
+def constrain_scatter(g, ans, theta, at, spec):
+    """``constrain_vjp_theta`` as ``(key, values)`` of ``theta``'s coordinates (compiled
+    replay adds them in place into one gradient buffer: ``defscatter``)."""
+    if spec.scalar is not None:
+        return at, g * spec.scalar[2](spec.bijector, float(theta[at]))
+    stop = at + spec.size
+    if spec.vector and type(g) is np.ndarray and g.shape == (spec.size,):
+        return slice(at, stop), g
+    return slice(at, stop), constrain_vjp_theta(g, ans, theta, at, spec)[at:stop]
+
+
+def log_jacobian_scatter(g, ans, theta, at, spec):
+    """``log_jacobian_vjp_theta`` as ``(key, values)`` (see ``constrain_scatter``)."""
+    if spec.scalar is not None:
+        return at, g * spec.scalar[3](spec.bijector, float(theta[at]))
+    stop = at + spec.size
+    return slice(at, stop), log_jacobian_vjp_theta(g, ans, theta, at, spec)[at:stop]
+
+
 defvjp(constrain, constrain_vjp_theta, None, None)
 defvjp(log_jacobian, log_jacobian_vjp_theta, None, None)
+defscatter(constrain, constrain_scatter, 0)
+defscatter(log_jacobian, log_jacobian_scatter, 0)
 defvjp(observe, observe_vjp_x, observe_vjp_d, None)
 defzero(declare)
 defzero(advance)

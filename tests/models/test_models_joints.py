@@ -8,13 +8,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dcgraph.ad import defjoint
+from dcgraph.ad import defjoint, defscatter
+from dcgraph.ad.registry import lookup
 from dcgraph.ad.values import unbroadcast
 from dcgraph.models import (bernoulli, beta, exponential, gamma, half_normal, lognormal, model,
                             normal, param, poisson, uniform)
 from dcgraph.models.distributions import normal as normal_factory
 from dcgraph.models.joints import observe_joint
-from dcgraph.models.runtime import observe, observe_vjp_d, observe_vjp_x
+from dcgraph.models.runtime import (constrain, constrain_scatter, observe, observe_vjp_d,
+                                    observe_vjp_x)
 
 
 def numerical_gradient(f, theta, eps=1e-6):
@@ -98,6 +100,8 @@ def test_every_family_fused_equals_traced_and_finite_differences():
     source = compiled_source(fused)
     assert source.count("observe_joint(") == 17 and "observe_vjp" not in source
     assert "factory_argument" not in source
+    assert "constrain_scatter" in source and "log_jacobian_scatter" in source       # one buffer
+    assert "constrain_vjp_theta" not in source and "_acc(" not in source.split("_zeros((11,))")[1]
     for t, (v1, g1), (v2, g2) in runs:
         assert v1 == pytest.approx(every_family_by_hand(t, *DATA), rel=1e-12, abs=1e-10)
         assert v1 == v2
@@ -158,10 +162,15 @@ def test_joint_rule_scales_by_the_adjoint_and_matches_the_value_rules():
                 assert np.shape(joint[k]) == np.shape(param_)
 
 
-def test_defjoint_needs_value_rules_and_a_named_function():
+def test_defjoint_and_defscatter_need_value_rules_and_named_functions():
     def lone(x):
         return x
     with pytest.raises(TypeError, match="register its value rules first"):
         defjoint(lone, observe_joint, through=(0, ()))
+    with pytest.raises(TypeError, match="register its value rules first"):
+        defscatter(lone, constrain_scatter, 0)
     with pytest.raises(TypeError, match="named functions"):
         defjoint(observe, lambda *a: a, through=(1, (normal,)))
+    with pytest.raises(TypeError, match="named functions"):
+        defscatter(constrain, lambda *a: a, 0)
+    assert lookup(lone) is None
