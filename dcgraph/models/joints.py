@@ -58,8 +58,16 @@ def _normal_joint(d: DistExpr, x, wants: tuple) -> tuple:
     return generic_joint(d, x, wants)
 
 
+def _uniform_joint(d: DistExpr, x, wants: tuple) -> tuple:
+    low, high = d.params
+    if type(x) in _FLOATS and type(low) in _FLOATS and type(high) in _FLOATS:
+        w = 1.0 / (high - low)
+        return 0.0, None, w, -w
+    return generic_joint(d, x, wants)
+
+
 #: family -> its joint rule (families not listed: ``generic_joint``)
-JOINTS = {"normal": _normal_joint}
+JOINTS = {"normal": _normal_joint, "uniform": _uniform_joint}
 
 
 def observe_joint(wants, g, ans, x, d, line):
