@@ -251,14 +251,24 @@ class BoundModel:
 
     def logdensity_and_grad(self, theta):
         """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``: the compiled path
-        of the last hit is called directly (``_entry``) while its guards hold, then the paths
-        of its cache, then ``value_and_grad`` (which traces)."""
+        of the last hit is called directly (``_entry = (path, k, fresh)``: ``theta``'s gradient
+        is its ``k``-th adjoint, made by each call if ``fresh``) while its guards hold and it
+        gives a float gradient of ``theta``'s shape, then the paths of its cache (which count
+        guard failures and errors), then ``value_and_grad`` (which traces)."""
         theta = self._vector(theta)
         entry = self._entry
         if entry is not None and self._same_data():
-            hit = self._entry_hit(entry, theta)
-            if hit is not None:
-                return hit
+            cg, k, fresh = entry
+            try:
+                value, adjoints = cg._fn((theta, *self.args), self.kwargs)
+                grad = adjoints[k]
+            except Exception:            # a guard failed, or an error the cache reports
+                grad = None
+            if type(grad) is np.ndarray and grad.shape == self._shape and \
+                    grad.dtype == np.float64 and self._vg.compiled.enabled:
+                self._vg.compiled.stats["hits"] += 1
+                return float(value), grad if fresh else grad.copy()
+            self._entry = None
         if self._direct:
             hit = self._direct_hit(theta)
             if hit is not None:
@@ -270,28 +280,6 @@ class BoundModel:
         self._direct = cache.stats["hits"] > hits
         grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
         return float(value), grad
-
-    def _entry_hit(self, entry, theta):
-        """The last hit path ``entry = (compiled, k, fresh)`` called on ``theta``: ``(value,
-        gradient)`` when its guards hold and it hands back a float gradient of ``theta``'s shape
-        (copied unless the path makes it each call: ``fresh``),
-        else None (the caller asks the cache, which tries every path and counts failures)."""
-        cg, k, fresh = entry
-        cache = self._vg.compiled
-        if not cache.enabled:
-            self._entry = None
-            return None
-        try:
-            value, adjoints = cg._fn((theta, *self.args), self.kwargs)
-        except Exception:                # a guard failed, or an error the cache reports
-            self._entry = None
-            return None
-        grad = adjoints[k]
-        if type(grad) is not np.ndarray or grad.shape != self._shape or grad.dtype != np.float64:
-            self._entry = None
-            return None
-        cache.stats["hits"] += 1
-        return float(value), grad if fresh else grad.copy()
 
     def _same_data(self) -> bool:
         """Do the arrays among the data still have the shapes and dtypes the cached structure

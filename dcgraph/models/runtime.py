@@ -28,6 +28,7 @@ __all__ = ["declare", "constrain", "log_jacobian", "observe", "is_distribution",
 
 _state = threading.local()
 _specs: dict = {}
+_sites: dict = {}      # (name, line) -> (args, kwargs, spec) of the last declaration there
 
 
 class StatementError(ValueError):
@@ -62,6 +63,20 @@ class Discovery:
 
 def declare(name, line, /, *args, **kwargs):
     """The ``ParamSpec`` of ``param(*args, **kwargs)`` bound to ``name`` at ``line``."""
+    site = _sites.get((name, line))
+    if site is not None and site[0] == args and site[1] == kwargs:
+        spec = site[2]                     # this call site's arguments as last time
+    else:
+        spec = _declared(name, line, args, kwargs)
+    discovery = getattr(_state, "discovery", None)
+    if discovery is not None:
+        discovery.specs.append(spec)
+    return spec
+
+
+def _declared(name, line, args, kwargs):
+    site = (name, line)
+    given = dict(kwargs)
     if "name" in kwargs:
         name = kwargs.pop("name")
         if not isinstance(name, str) or not name:
@@ -80,9 +95,10 @@ def declare(name, line, /, *args, **kwargs):
             if len(_specs) > 4096:
                 _specs.clear()
             _specs[key] = spec
-    discovery = getattr(_state, "discovery", None)
-    if discovery is not None:
-        discovery.specs.append(spec)
+    if key is not None:                    # (hashable arguments compare without arrays)
+        if len(_sites) > 4096:
+            _sites.clear()
+        _sites[site] = (args, given, spec)
     return spec
 
 
