@@ -30,16 +30,17 @@ class JointRules:
 
     def joint_rule(self, node, g, rule) -> bool:
         """One call for the adjoints of the arguments and of those of argument ``p`` when that
-        is a positional call of one of ``through`` (False: not so, use the value rules)."""
-        p, through = rule.through
+        is a positional call of a function with a joint rule (False: use the value rules)."""
+        p, joints = rule.joint
         args = node.args
         inner = unalias(args[p]) if not node.kwargs and len(args) > p else None
         if type(inner) is not PrimitiveCall or inner.kwargs or inner.mutates is not None:
             return False
         try:
-            if inner.fn not in through:
-                return False
+            joint = joints.get(inner.fn)
         except TypeError:                # an unhashable callable
+            return False
+        if joint is None:
             return False
         targets = [x for i, x in enumerate(args) if i != p] + list(inner.args)
         wants = tuple(self.wants(x) for x in targets)
@@ -47,7 +48,7 @@ class JointRules:
             return True
         name = self.local(f"_j{self.ids[node]}")
         vals = ", ".join([repr(wants), g, self.v(node)] + [self.v(x) for x in args])
-        self.emit(f"{name} = {self.bind(rule.joint)}({vals})")
+        self.emit(f"{name} = {self.bind(joint)}({vals})")
         for k, x in enumerate(targets):
             if wants[k]:
                 self.add(x, f"{name}[{k}]", _mode(x))

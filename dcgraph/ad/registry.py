@@ -14,12 +14,12 @@ Three kinds of registration (HIPS autograd's style, named functions only):
     like ``defnode`` but used when the call mutated a container in place (``node.mutates``).
 ``defzero(fn)``
     the output is piecewise constant or not numeric: its adjoint is dropped.
-``defjoint(fn, joint, through=(p, inner_fns))``
-    an extra rule for compiled replay only (value rules stay required): one call
-    ``joint(wants, g, ans, *args)`` gives the adjoints of ``fn``'s arguments other than ``p``
-    followed by those of the arguments of argument ``p`` when that is a call of one of
-    ``inner_fns`` on the path (then the inner call gets nothing from ``fn``); ``wants`` (tuple
-    of bools, same order) says which are needed, the others may be None.
+``defjoint(fn, p, {inner_fn: joint, ...})``
+    extra rules for compiled replay only (value rules stay required): when argument ``p`` is
+    a positional call of ``inner_fn`` on the path, one call ``joint(wants, g, ans, *args)``
+    gives the adjoints of ``fn``'s arguments other than ``p`` followed by those of the inner
+    call's arguments (the inner call then gets nothing from ``fn``); ``wants`` (tuple of
+    bools, same order) says which are needed, the others may be None.
 ``defscatter(fn, rule, p)``
     another for compiled replay only: argument ``p``'s adjoint is zero but at one key,
     ``rule(g, ans, *args) -> (key, values)`` (an int or a slice); compiled replay adds it in
@@ -43,7 +43,7 @@ class Rule:
     """How to pull an adjoint back through one primitive."""
 
     __slots__ = ("key", "vjps", "names", "node", "inplace", "fast1", "fast2", "sparse", "joint",
-                 "through", "scatter")
+                 "scatter")
 
     def __init__(self, key):
         self.key = key
@@ -53,7 +53,7 @@ class Rule:
         self.inplace = None    # node rule for a call that mutated a container
         self.fast1 = self.fast2 = None     # fast paths: value rules for 1 or 2 scalar args
         self.sparse = False    # node rules that take Sparse adjoints of arrays as they are
-        self.joint = self.through = None   # compiled replay's joint rule (``defjoint``)
+        self.joint = None      # (position, {inner fn: joint rule}) for compiled replay
         self.scatter = None    # (position, rule) for compiled replay (``defscatter``)
 
     def index(self, name: str) -> int | None:
@@ -97,16 +97,15 @@ def defscalar(fn, *vjps) -> None:
     rule.fast1 = vjps[0]
 
 
-def defjoint(fn, joint, through: tuple) -> None:
-    """Register ``fn``'s joint rule for compiled replay (see the module docstring); ``through
-    = (p, inner_fns)``."""
-    if getattr(joint, "__name__", "<lambda>") == "<lambda>":
-        raise TypeError(f"defjoint({primitive_name(fn)}): rules must be named functions")
+def defjoint(fn, p: int, joints: dict) -> None:
+    """Register ``fn``'s joint rules for compiled replay (see the module docstring)."""
+    for joint in joints.values():
+        if getattr(joint, "__name__", "<lambda>") == "<lambda>":
+            raise TypeError(f"defjoint({primitive_name(fn)}): rules must be named functions")
     rule = lookup(fn)
     if rule is None or rule.vjps is None:
         raise TypeError(f"defjoint({primitive_name(fn)}): register its value rules first")
-    p, inner = through
-    rule.joint, rule.through = joint, (int(p), frozenset(inner))
+    rule.joint = (int(p), dict(joints))
 
 
 def defscatter(fn, rule, p: int) -> None:

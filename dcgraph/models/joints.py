@@ -1,8 +1,8 @@
 """Joint rules of ``x |= family(...)`` for compiled replay: one call gives the adjoints of the
 left side and of the family's parameters, each summed to its operand's shape.
 
-``observe_joint`` is registered with ``dcgraph.ad.defjoint`` on ``observe`` through the
-distribution factories, so a statement whose right side is a factory call made on the path is
+``STATEMENT_JOINTS`` (factory -> rule, each ``observe_joint`` for its family) is registered
+with ``dcgraph.ad.defjoint`` on ``observe``'s argument 1, so a statement whose right side is a factory call made on the path is
 pulled back by one call (no ``Sparse`` of parameter adjoints, no factory rules); the value
 rules of ``runtime`` and ``distributions`` stay the reference (the uncompiled sweep uses them).
 
@@ -20,7 +20,7 @@ from ..ad.values import unbroadcast
 from .distributions import FACTORIES, DistExpr
 from .runtime import StatementError, observe
 
-__all__ = ["JOINTS", "generic_joint", "observe_joint"]
+__all__ = ["JOINTS", "STATEMENT_JOINTS", "generic_joint", "observe_joint"]
 
 _FLOATS = (float, np.float64)
 
@@ -73,8 +73,12 @@ JOINTS = {"normal": _normal_joint, "uniform": _uniform_joint}
 def observe_joint(wants, g, ans, x, d, line):
     """The adjoints of ``x``, ``line`` (None) and ``d``'s parameters for ``x |= d`` (``d`` a
     factory's ``DistExpr``), in that order, scaled by ``g``."""
+    return _checked(JOINTS.get(d.family, generic_joint), wants, g, x, d, line)
+
+
+def _checked(joint, wants, g, x, d, line):
     try:
-        out = JOINTS.get(d.family, generic_joint)(d, x, wants)
+        out = joint(d, x, wants)
     except NotImplementedError as exc:
         raise StatementError(line, f"{d!r} has no gradient: {exc}") from None
     if wants[0] and out[0] is None:
@@ -84,4 +88,24 @@ def observe_joint(wants, g, ans, x, d, line):
     return out
 
 
-defjoint(observe, observe_joint, through=(1, FACTORIES))
+def observe_normal_joint(wants, g, ans, x, d, line):
+    """``observe_joint`` of ``x |= normal(...)`` (whose partials always exist)."""
+    out = _normal_joint(d, x, wants)
+    if type(g) is not float or g != 1.0:
+        return tuple(None if a is None else g * a for a in out)
+    return out
+
+
+def _family_rule(family: str):
+    joint = JOINTS.get(family, generic_joint)
+
+    def observe_family_joint(wants, g, ans, x, d, line):
+        return _checked(joint, wants, g, x, d, line)
+    observe_family_joint.__name__ = observe_family_joint.__qualname__ = f"observe_{family}_joint"
+    return observe_family_joint
+
+
+#: factory -> the joint rule of a statement on its expression
+STATEMENT_JOINTS = {f: observe_normal_joint if f.__name__ == "normal" else _family_rule(f.__name__)
+                    for f in FACTORIES}
+defjoint(observe, 1, STATEMENT_JOINTS)

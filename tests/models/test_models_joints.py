@@ -98,7 +98,10 @@ def test_every_family_fused_equals_traced_and_finite_differences():
     points = [rng.normal(scale=0.4, size=11) for _ in range(4)]
     fused, runs = fused_and_traced(every_family, DATA, points)
     source = compiled_source(fused)
-    assert source.count("observe_joint(") == 17 and "observe_vjp" not in source
+    assert source.count("_joint(") == 17 and "observe_vjp" not in source
+    for family in ("normal", "gamma", "exponential", "beta", "half_normal", "lognormal",
+                   "uniform", "poisson", "bernoulli"):
+        assert f"observe_{family}_joint(" in source
     assert "factory_argument" not in source
     assert "constrain_scatter" in source and "log_jacobian_scatter" in source       # one buffer
     assert "constrain_vjp_theta" not in source and "_acc(" not in source.split("_zeros((11,))")[1]
@@ -129,7 +132,7 @@ def test_support_boundaries_minus_infinity_on_the_compiled_path():
               np.array([math.log(2.0), 1.8]),                   # y[0] below m - 1
               inside]
     fused, runs = fused_and_traced(bounded, (y, pos), points)
-    assert "observe_joint(" in compiled_source(fused)
+    assert "observe_uniform_joint(" in compiled_source(fused)
     values = [v1 for _, (v1, _), _ in runs]
     assert math.isfinite(values[0]) and values[1] == -math.inf and values[2] == -math.inf
     for t, (v1, g1), (v2, g2) in runs:
@@ -166,11 +169,11 @@ def test_defjoint_and_defscatter_need_value_rules_and_named_functions():
     def lone(x):
         return x
     with pytest.raises(TypeError, match="register its value rules first"):
-        defjoint(lone, observe_joint, through=(0, ()))
+        defjoint(lone, 0, {normal: observe_joint})
     with pytest.raises(TypeError, match="register its value rules first"):
         defscatter(lone, constrain_scatter, 0)
     with pytest.raises(TypeError, match="named functions"):
-        defjoint(observe, lambda *a: a, through=(1, (normal,)))
+        defjoint(observe, 1, {normal: lambda *a: a})
     with pytest.raises(TypeError, match="named functions"):
         defscatter(constrain, lambda *a: a, 0)
     assert lookup(lone) is None
