@@ -102,24 +102,19 @@ def _scalar(v) -> bool:
 
 def _normal_fused_lp(d, x):
     """Normal's summed log density on arrays. For a float vector ``x`` and a positive float
-    ``scale`` it keeps ``(x, z, z @ z, 1 / scale)`` on the expression for the gradient, with
-    ``z = (x - loc) / scale`` (None for ``loc == 0.0``, a centred prior: no residual array);
-    otherwise ``z`` alone."""
+    ``scale`` it keeps ``(x, r, z @ z, 1 / scale, None)`` on the expression for the gradient,
+    with the residual ``r = x - loc`` (``x`` itself for ``loc == 0.0``, a centred prior) and
+    ``z = r / scale``; otherwise ``(x, z, None, None, None)``."""
     loc, scale = d.params
     ts = type(scale)
     if type(x) is np.ndarray and x.ndim == 1 and (x.dtype is _F8 or x.dtype == _F8) and \
             (ts is float or ts is np.float64) and scale > 0:
         inv = 1.0 / scale
-        if type(loc) is float and loc == 0.0:
-            zz = float(x.dot(x)) * inv * inv
-            d._cache = (x, None, zz, inv, None)
-            return -0.5 * zz - x.size * (math.log(scale) + 0.5 * LOG_2PI)
-        z = x - loc
-        if type(z) is np.ndarray and z.ndim == 1 and (z.dtype is _F8 or z.dtype == _F8):
-            z *= inv                               # z is this call's own array
-            zz = float(z.dot(z))
-            d._cache = (x, z, zz, inv, None)
-            return -0.5 * zz - z.size * (math.log(scale) + 0.5 * LOG_2PI)
+        r = x if type(loc) is float and loc == 0.0 else x - loc
+        if type(r) is np.ndarray and r.ndim == 1 and (r.dtype is _F8 or r.dtype == _F8):
+            zz = float(r.dot(r)) * inv * inv
+            d._cache = (x, r, zz, inv, None)
+            return -0.5 * zz - r.size * (math.log(scale) + 0.5 * LOG_2PI)
     z = (x - loc) / scale
     d._cache = (x, z, None, None, None)
     if type(z) is np.ndarray and z.ndim == 1 and _scalar(scale):
@@ -134,12 +129,12 @@ def _normal_partials(d, x, want_x: bool, want_params: bool) -> dict:
     loc, scale = d.params
     cache = d._cache
     if cache is not None and cache[0] is x and cache[3] is not None:     # the vector case
-        z, zz, inv, iz = cache[1], cache[2], cache[3], cache[4]
+        r, zz, inv, iz = cache[1], cache[2], cache[3], cache[4]
         if iz is None and not want_params:                 # one product: d/dx = -z / scale
-            return {"x": x * (-inv * inv) if z is None else z * -inv}
+            return {"x": r * (-inv * inv)}
         if iz is None:
-            iz = x * (inv * inv) if z is None else z * inv
-            d._cache = (x, z, zz, inv, iz)
+            iz = r * (inv * inv)
+            d._cache = (x, r, zz, inv, iz)
         out = {"x": -iz} if want_x else {}
         if want_params:
             out["loc"] = float(iz.sum()) if _scalar(loc) else iz

@@ -9,7 +9,7 @@ rules of ``runtime`` and ``distributions`` stay the reference (the uncompiled sw
 ``JOINTS``: family -> ``joint(d, x, wants) -> (adjoint of x, None (the line), of parameter 0,
 ...)`` with None where ``wants`` (same order) is False; a family without a row uses ``generic_joint`` (the family's
 partials in one evaluation, then unbroadcast). ``normal`` reads what its forward pass kept on
-the expression (``fastpaths``: ``z = (x - loc) / scale`` and ``z @ z`` on vectors).
+the expression (``fastpaths``: ``x - loc`` and ``z @ z`` on vectors, ``z = (x - loc) / scale``).
 """
 from __future__ import annotations
 
@@ -43,10 +43,10 @@ def _normal_joint(d: DistExpr, x, wants: tuple) -> tuple:
     loc, scale = d.params
     cache = d._cache
     if cache is not None and cache[0] is x and cache[3] is not None:   # a float vector x
-        z, zz, inv = cache[1], cache[2], cache[3]
+        r, zz, inv = cache[1], cache[2], cache[3]     # r = x - loc, zz = sum(z * z)
         if not (wants[2] or wants[3]):                 # a prior on x: one product
-            return (x * (-inv * inv) if z is None else z * -inv), None, None, None
-        iz = x * (inv * inv) if z is None else z * inv
+            return r * (-inv * inv), None, None, None
+        iz = r * (inv * inv)
         gloc = None
         if wants[2]:
             gloc = float(iz.sum()) if type(loc) in _FLOATS else unbroadcast(loc, iz)
