@@ -171,13 +171,23 @@ def _normal_statement(d, x):
         return None
     if tx is float or tx is np.float64:
         if type(loc) is float or type(loc) is np.float64:
-            z = (x - loc) / scale
+            z = (float(x) - float(loc)) / float(scale)        # Python floats: faster math
             return -0.5 * z * z - math.log(scale) - 0.5 * LOG_2PI
         return None
-    if tx is np.ndarray and x.ndim == 1:
-        tl = type(loc)
-        if tl is float or tl is np.float64 or (tl is np.ndarray and loc.shape == x.shape):
-            return _normal_fused_lp(d, x)
+    if tx is np.ndarray and x.ndim == 1 and (x.dtype is _F8 or x.dtype == _F8):
+        tl = type(loc)                     # _normal_fused_lp's vector case, inline
+        if tl is float and loc == 0.0:
+            r = x
+        elif tl is float or tl is np.float64 or (tl is np.ndarray and loc.shape == x.shape):
+            r = x - loc
+            if r.dtype is not _F8 and r.dtype != _F8:
+                return None
+        else:
+            return None
+        inv = 1.0 / scale
+        zz = float(r.dot(r)) * inv * inv
+        d._cache = (x, r, zz, inv, None)
+        return -0.5 * zz - r.size * (math.log(scale) + 0.5 * LOG_2PI)
     return None
 
 

@@ -52,9 +52,10 @@ def _normal_joint(d: DistExpr, x, wants: tuple) -> tuple:
             gloc = float(iz.sum()) if type(loc) in _FLOATS else unbroadcast(loc, iz)
         return (-iz if wants[0] else None, None, gloc, (zz - x.size) * inv if wants[3] else None)
     if type(x) in _FLOATS and type(loc) in _FLOATS and type(scale) in _FLOATS:
-        r = x - loc
-        iz = r / scale / scale
-        return -iz, None, iz, (r * iz - 1.0) / scale
+        s = float(scale)                   # Python floats: faster math
+        r = float(x) - float(loc)
+        iz = r / s / s
+        return -iz, None, iz, (r * iz - 1.0) / s
     return generic_joint(d, x, wants)
 
 
