@@ -177,3 +177,35 @@ def test_defjoint_and_defscatter_need_value_rules_and_named_functions():
     with pytest.raises(TypeError, match="named functions"):
         defscatter(constrain, lambda *a: a, 0)
     assert lookup(lone) is None
+
+
+@model
+def shared_expression(y):
+    mu = param()
+    s = param(lower=0.0)
+    d = normal(mu, s)                        # one expression, two statements
+    mu |= normal(0.0, 3.0)
+    s |= gamma(2.0, 2.0)
+    y |= d
+    y[0] |= d
+    y |= normal(loc=mu, scale=2.0)           # keywords: the value rules (no joint rule)
+
+
+def shared_expression_by_hand(t, y):
+    mu, s = t[0], math.exp(t[1])
+    return (t[1] + stats.norm(0, 3).logpdf(mu) + stats.gamma(2.0, scale=0.5).logpdf(s)
+            + stats.norm(mu, s).logpdf(y).sum() + stats.norm(mu, s).logpdf(y[0])
+            + stats.norm(mu, 2.0).logpdf(y).sum())
+
+
+def test_an_expression_in_two_statements_and_keyword_factories():
+    y = np.array([0.4, -0.3, 1.1, 0.8])
+    points = [np.array([0.2, -0.1]), np.array([-0.5, 0.4]), np.array([0.9, 0.2])]
+    fused, runs = fused_and_traced(shared_expression, (y,), points)
+    source = compiled_source(fused)
+    assert source.count("observe_normal_joint(") == 3 and "observe_vjp_d" in source
+    for t, (v1, g1), (v2, g2) in runs:
+        assert v1 == pytest.approx(shared_expression_by_hand(t, y), rel=1e-12)
+        np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-12)
+        fd = numerical_gradient(lambda s: shared_expression_by_hand(s, y), t)
+        np.testing.assert_allclose(g1, fd, rtol=1e-6, atol=1e-6)
