@@ -26,6 +26,7 @@ from .source import function_source
 __all__ = ["model", "Model", "BoundModel", "ParamLayout"]
 
 #: keywords of ``Model.sample`` / ``Model.optimize`` that are not the model's own arguments
+_F8 = np.dtype(np.float64)
 SAMPLE_KEYWORDS = ("draws", "warmup", "chains", "sampler", "seed", "init", "parallel", "progress",
                    "save_warmup", "kernel_options")
 OPTIMIZE_KEYWORDS = ("init", "jacobian", "method", "options")
@@ -255,7 +256,8 @@ class BoundModel:
         is its ``k``-th adjoint, made by each call if ``fresh``) while its guards hold and it
         gives a float gradient of ``theta``'s shape, then the paths of its cache (which count
         guard failures and errors), then ``value_and_grad`` (which traces)."""
-        theta = self._vector(theta)
+        if type(theta) is not np.ndarray or theta.dtype is not _F8 or theta.shape != self._shape:
+            theta = self._vector(theta)
         entry = self._entry
         if entry is not None and self._same_data():
             cg, k, fresh = entry
