@@ -90,11 +90,27 @@ def _checked(joint, wants, g, x, d, line):
 
 
 def observe_normal_joint(wants, g, ans, x, d, line):
-    """``observe_joint`` of ``x |= normal(...)`` (whose partials always exist)."""
+    """``observe_joint`` of ``x |= normal(...)`` (whose partials always exist); a prior on a
+    float vector (``wants`` only ``x``) inline."""
+    cache = d._cache
+    if not (wants[2] or wants[3]) and cache is not None and cache[0] is x and \
+            cache[3] is not None and type(g) is float:
+        inv = cache[3]
+        return cache[1] * (-g * inv * inv), None, None, None
     out = _normal_joint(d, x, wants)
     if type(g) is not float or g != 1.0:
         return tuple(None if a is None else g * a for a in out)
     return out
+
+
+def observe_uniform_joint(wants, g, ans, x, d, line):
+    """``observe_joint`` of ``x |= uniform(low, high)``, floats inline."""
+    low, high = d.params
+    if type(g) is float and type(x) in _FLOATS and type(low) in _FLOATS and \
+            type(high) in _FLOATS:
+        w = g / (high - low)
+        return 0.0, None, w, -w
+    return _checked(_uniform_joint, wants, g, x, d, line)
 
 
 def _family_rule(family: str):
@@ -107,6 +123,6 @@ def _family_rule(family: str):
 
 
 #: factory -> the joint rule of a statement on its expression
-STATEMENT_JOINTS = {f: observe_normal_joint if f.__name__ == "normal" else _family_rule(f.__name__)
-                    for f in FACTORIES}
+_INLINE = {"normal": observe_normal_joint, "uniform": observe_uniform_joint}
+STATEMENT_JOINTS = {f: _INLINE.get(f.__name__) or _family_rule(f.__name__) for f in FACTORIES}
 defjoint(observe, 1, STATEMENT_JOINTS)

@@ -21,7 +21,7 @@ from ..dist.bijectors import Identity
 from ..dist.bijectors_matrix import forward_vjp, grad_log_abs_det_jacobian
 from .distributions import DistExpr
 from .fastpaths import FUSED, STATEMENTS
-from .params import ParamSpec
+from .params import ParamSpec, _one, _zero
 
 __all__ = ["declare", "constrain", "log_jacobian", "observe", "is_distribution", "advance",
            "Discovery", "Probe", "StatementError", "HELPERS"]
@@ -141,12 +141,7 @@ _shapes_ok: set = set()      # (left shape, parameter shapes) pairs already chec
 
 def observe(x, d, line):
     """``d``'s log density at ``x`` for the statement ``x |= d`` at ``line``."""
-    tx = type(x)
-    if tx is not float and tx is not np.ndarray and (tx is bool or not isinstance(x, _LEFT_TYPES)):
-        hint = " (wrap a list with data(...))" if isinstance(x, (list, tuple)) else ""
-        raise StatementError(line, f"the left side of |= must be a parameter or data (a number "
-                                   f"or a numpy array), got {type(x).__name__}{hint}")
-    if type(d) is DistExpr:
+    if type(d) is DistExpr:                # (statements take floats and float vectors only)
         statement = STATEMENTS.get(d.family)
         if statement is not None:
             lp = statement(d, x)
@@ -155,6 +150,12 @@ def observe(x, d, line):
                     raise StatementError(line, f"the log density is NaN (a bad parameter "
                                                f"value in {d!r}?)")
                 return lp
+    tx = type(x)
+    if tx is not float and tx is not np.ndarray and (tx is bool or not isinstance(x, _LEFT_TYPES)):
+        hint = " (wrap a list with data(...))" if isinstance(x, (list, tuple)) else ""
+        raise StatementError(line, f"the left side of |= must be a parameter or data (a number "
+                                   f"or a numpy array), got {type(x).__name__}{hint}")
+    if type(d) is DistExpr:
         if tx is float or tx is np.float64:
             lp = d.scalar_logpdf(x)          # None unless every parameter is a float too
             if lp is not None:
@@ -287,11 +288,20 @@ def _scaled(g, grads: dict) -> Sparse:
                    for name, v in grads.items()})
 
 
+def _scaled_slope(g, slope, spec, theta, at):
+    """``g * slope(bijector, theta[at])``, constant slopes without the call."""
+    if slope is _one:
+        return g
+    if slope is _zero:
+        return 0.0
+    return g * slope(spec.bijector, float(theta[at]))
+
+
 def constrain_scatter(g, ans, theta, at, spec):
     """``constrain_vjp_theta`` as ``(key, values)`` of ``theta``'s coordinates (compiled
     replay adds them in place into one gradient buffer: ``defscatter``)."""
     if spec.scalar is not None:
-        return at, g * spec.scalar[2](spec.bijector, float(theta[at]))
+        return at, _scaled_slope(g, spec.scalar[2], spec, theta, at)
     stop = at + spec.size
     if spec.vector and type(g) is np.ndarray and g.shape == (spec.size,):
         return slice(at, stop), g
@@ -301,7 +311,7 @@ def constrain_scatter(g, ans, theta, at, spec):
 def log_jacobian_scatter(g, ans, theta, at, spec):
     """``log_jacobian_vjp_theta`` as ``(key, values)`` (see ``constrain_scatter``)."""
     if spec.scalar is not None:
-        return at, g * spec.scalar[3](spec.bijector, float(theta[at]))
+        return at, _scaled_slope(g, spec.scalar[3], spec, theta, at)
     stop = at + spec.size
     return slice(at, stop), log_jacobian_vjp_theta(g, ans, theta, at, spec)[at:stop]
 
