@@ -259,7 +259,12 @@ class BoundModel:
         if type(theta) is not np.ndarray or theta.dtype is not _F8 or theta.shape != self._shape:
             theta = self._vector(theta)
         entry = self._entry
-        if entry is not None and self._same_data():
+        if entry is not None:                          # ``_same_data``, inline
+            for a, shape, dtype in self._arrays or ((None, None, None),):
+                if a is None or a.shape != shape or a.dtype is not dtype:
+                    entry = self._entry = None
+                    break
+        if entry is not None:
             cg, k, fresh = entry
             try:
                 value, adjoints = cg._fn((theta, *self.args), self.kwargs)

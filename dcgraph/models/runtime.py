@@ -21,12 +21,13 @@ from ..dist.bijectors import Identity
 from ..dist.bijectors_matrix import forward_vjp, grad_log_abs_det_jacobian
 from .distributions import DistExpr
 from .fastpaths import FUSED, STATEMENTS
-from .params import ParamSpec, _one, _zero
+from .params import ParamSpec, _identity, _one, _zero
 
 __all__ = ["declare", "constrain", "log_jacobian", "observe", "is_distribution", "advance",
            "Discovery", "Probe", "StatementError", "HELPERS"]
 
 _state = threading.local()
+_F8 = np.dtype(np.float64)
 _specs: dict = {}
 _sites: dict = {}      # (name, line) -> (args, kwargs, spec) of the last declaration there
 
@@ -107,10 +108,13 @@ def constrain(theta, at, spec: ParamSpec):
     if type(theta) is Probe:
         return spec.constrain(spec.initial())
     if spec.scalar is not None and at < len(theta):
-        return spec.scalar[0](spec.bijector, float(theta[at]))
+        forward = spec.scalar[0]
+        return float(theta[at]) if forward is _identity else forward(spec.bijector,
+                                                                      float(theta[at]))
     stop = at + spec.size
     if spec.vector and stop <= len(theta):     # an unconstrained vector: a copy of its slice
-        return theta[at:stop].astype(float)
+        u = theta[at:stop]
+        return u.copy() if u.dtype is _F8 else u.astype(float)
     if stop > len(theta):
         raise StatementError(spec.line, f"param {spec.name!r} needs coordinates {at}..{stop - 1}"
                                         f" but the parameter vector has {len(theta)}: this run "
