@@ -305,7 +305,8 @@ def constrain_scatter(g, ans, theta, at, spec):
     """``constrain_vjp_theta`` as ``(key, values)`` of ``theta``'s coordinates (compiled
     replay adds them in place into one gradient buffer: ``defscatter``)."""
     if spec.scalar is not None:
-        return at, _scaled_slope(g, spec.scalar[2], spec, theta, at)
+        slope = spec.scalar[2]
+        return at, g if slope is _one else _scaled_slope(g, slope, spec, theta, at)
     stop = at + spec.size
     if spec.vector and type(g) is np.ndarray and g.shape == (spec.size,):
         return slice(at, stop), g
