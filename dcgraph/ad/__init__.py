@@ -8,7 +8,9 @@ pullback)``, ``check_grads(f, *args)`` (reverse mode against central finite diff
 The tape already holds the path a run took, so control flow needs no rule: branches carry no
 adjoint, phis pass theirs along the recorded edge, nested calls route adjoints through their
 child tapes. Primitives are pulled back through VJP rules kept as data (``registry``; add your
-own with ``defvjp``/``defnode``; the scipy rules load on first need, so importing this package
+own with ``defvjp``/``defnode``; compiled replay also takes ``defjoint`` rules, one call for
+a primitive and the call among its arguments, and ``defscatter`` rules, adjoints added in place
+at one key of an array; the scipy rules load on first need, so importing this package
 does not import scipy.stats); ``supported()`` lists them, and ``README.md`` beside this file
 shows that list. A primitive the gradient depends on without a rule raises
 ``MissingRuleError`` naming it and the line that called it.
@@ -20,12 +22,12 @@ from .api import backward, grad, value_and_grad, vjp
 from .check import GradCheck, GradientCheckError, check_grads
 from .higher import hessian, hvp
 from .core import Sweep
-from .registry import (MissingRuleError, defdispatch, definplace, defnode, defvjp, defzero,
-                       supported)
+from .registry import (MissingRuleError, defdispatch, definplace, defjoint, defnode,
+                       defscatter, defvjp, defzero, supported)
 from .values import RESULT, Sparse
 from .versions import StaleValueError
 
 __all__ = ["grad", "value_and_grad", "vjp", "backward", "check_grads", "hessian", "hvp",
            "GradCheck",
-           "GradientCheckError", "supported", "defvjp", "defnode", "definplace", "defzero",
+           "GradientCheckError", "supported", "defvjp", "defjoint", "defscatter", "defnode", "definplace", "defzero",
            "defdispatch", "MissingRuleError", "StaleValueError", "Sparse", "RESULT", "Sweep"]

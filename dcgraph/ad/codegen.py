@@ -18,12 +18,13 @@ import numpy as np
 
 from .codegen_arrays import ArrayTemplates
 from .codegen_backward import TEMPLATES, UNIT, BackwardEmitter, _mode  # noqa: F401
+from .codegen_joint import JointRules
 from .core import Sweep
 
 __all__ = ["GradientCode", "NotCompilable", "TEMPLATES", "where", "symbol"]
 
 
-class GradientCode(ArrayTemplates, BackwardEmitter, PathCode):
+class GradientCode(ArrayTemplates, JointRules, BackwardEmitter, PathCode):
     """Forward code of the path, then its backward pass into the adjoints of ``wrt``."""
 
     def __init__(self, tape, plan: dict, lengths: dict, runtime: dict, wrt=(), unit=False):

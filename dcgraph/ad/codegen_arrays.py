@@ -226,12 +226,26 @@ class ArrayTemplates:
         return f"({text}).sum(axis={axes!r}).reshape({xshape!r})"
 
     def matmul_template(self, node, g) -> bool:
-        """``x @ y`` of two float64 vectors of one shape: ``g * y`` and ``g * x``."""
+        """``x @ y`` of two float64 vectors of one shape: ``g * y`` and ``g * x``; of a float64
+        matrix and vector: ``g @ x`` and ``outer(g, y)``."""
         args = node.args
         if symbol(_PRODUCTS, node.fn) is None or len(args) != 2 or node.kwargs \
-                or node.fn_node is not None or type(node.value) is not np.float64:
+                or node.fn_node is not None:
             return False
         x, y = args
+        if _f8(node.value) and node.value.ndim == 1 and _f8(x.value) and x.value.ndim == 2 \
+                and _f8(y.value) and y.value.ndim == 1:
+            if node not in self.dense:
+                self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g}, "
+                          f"{self.v(node)}.dtype)")
+            self.mark(node)
+            self.know_shape(x)
+            self.know_shape(y)
+            self.add(y, f"{g} @ {self.v(x)}", "array")
+            self.add(x, f"{self.bind(np.outer)}({g}, {self.v(y)})", "array")
+            return True
+        if type(node.value) is not np.float64:
+            return False
         if not (_f8(x.value) and _f8(y.value) and x.value.ndim == 1
                 and x.value.shape == y.value.shape):
             return False

@@ -207,6 +207,9 @@ class BackwardEmitter:
                 or self.matmul_template(node, g) or self.unary_template(node, g) \
                 or self.power_template(node, g):
             return
+        if (rule.joint is not None and self.joint_rule(node, g, rule)) or \
+                (rule.scatter is not None and self.scatter_rule(node, g, rule)):
+            return
         self.materialize(node, g)
         ans, f2, f1 = self.v(node), rule.fast2, rule.fast1
         vals = [self.v(x) for x in args]

@@ -14,6 +14,16 @@ Three kinds of registration (HIPS autograd's style, named functions only):
     like ``defnode`` but used when the call mutated a container in place (``node.mutates``).
 ``defzero(fn)``
     the output is piecewise constant or not numeric: its adjoint is dropped.
+``defjoint(fn, p, {inner_fn: joint, ...})``
+    extra rules for compiled replay only (value rules stay required): when argument ``p`` is
+    a positional call of ``inner_fn`` on the path, one call ``joint(wants, g, ans, *args)``
+    gives the adjoints of ``fn``'s arguments other than ``p`` followed by those of the inner
+    call's arguments (the inner call then gets nothing from ``fn``); ``wants`` (tuple of
+    bools, same order) says which are needed, the others may be None.
+``defscatter(fn, rule, p)``
+    another for compiled replay only: argument ``p``'s adjoint is zero but at one key,
+    ``rule(g, ans, *args) -> (key, values)`` (an int or a slice); compiled replay adds it in
+    place into one buffer per array.
 
 A key is the callable recorded in ``PrimitiveCall.fn``, or ``(fn, type)`` for rules chosen by
 the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf``).
@@ -21,7 +31,7 @@ the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf
 from __future__ import annotations
 
 __all__ = ["Rule", "RULES", "load_deferred", "defvjp", "defscalar", "defnode", "definplace", "defzero", "defdispatch",
-           "lookup", "primitive_name", "supported", "MissingRuleError"]
+           "defjoint", "defscatter", "lookup", "primitive_name", "supported", "MissingRuleError"]
 
 
 class MissingRuleError(NotImplementedError):
@@ -32,7 +42,8 @@ class MissingRuleError(NotImplementedError):
 class Rule:
     """How to pull an adjoint back through one primitive."""
 
-    __slots__ = ("key", "vjps", "names", "node", "inplace", "fast1", "fast2", "sparse")
+    __slots__ = ("key", "vjps", "names", "node", "inplace", "fast1", "fast2", "sparse", "joint",
+                 "scatter")
 
     def __init__(self, key):
         self.key = key
@@ -42,6 +53,8 @@ class Rule:
         self.inplace = None    # node rule for a call that mutated a container
         self.fast1 = self.fast2 = None     # fast paths: value rules for 1 or 2 scalar args
         self.sparse = False    # node rules that take Sparse adjoints of arrays as they are
+        self.joint = None      # (position, {inner fn: joint rule}) for compiled replay
+        self.scatter = None    # (position, rule) for compiled replay (``defscatter``)
 
     def index(self, name: str) -> int | None:
         """Position of the parameter called ``name`` (None when unknown)."""
@@ -82,6 +95,27 @@ def defscalar(fn, *vjps) -> None:
     if len(vjps) >= 2:
         rule.fast2 = (vjps[0], vjps[1])
     rule.fast1 = vjps[0]
+
+
+def defjoint(fn, p: int, joints: dict) -> None:
+    """Register ``fn``'s joint rules for compiled replay (see the module docstring)."""
+    for joint in joints.values():
+        if getattr(joint, "__name__", "<lambda>") == "<lambda>":
+            raise TypeError(f"defjoint({primitive_name(fn)}): rules must be named functions")
+    rule = lookup(fn)
+    if rule is None or rule.vjps is None:
+        raise TypeError(f"defjoint({primitive_name(fn)}): register its value rules first")
+    rule.joint = (int(p), dict(joints))
+
+
+def defscatter(fn, rule, p: int) -> None:
+    """Register ``fn``'s scatter rule for argument ``p`` (see the module docstring)."""
+    if getattr(rule, "__name__", "<lambda>") == "<lambda>":
+        raise TypeError(f"defscatter({primitive_name(fn)}): rules must be named functions")
+    found = lookup(fn)
+    if found is None or found.vjps is None:
+        raise TypeError(f"defscatter({primitive_name(fn)}): register its value rules first")
+    found.scatter = (int(p), rule)
 
 
 def defnode(fn, node_rule, sparse: bool = False) -> None:

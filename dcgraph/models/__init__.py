@@ -34,6 +34,7 @@ is differentiated by ``dcgraph.value_and_grad`` on the traced path. The distribu
 from .. import dist as _dist
 from .distributions import (DistExpr, bernoulli, beta, exponential, gamma, half_normal,
                             lkj_cholesky, lognormal, normal, poisson, uniform)
+from . import joints  # noqa: F401  (registers the statements' joint rule)
 from .model import BoundModel, Model, ParamLayout, model
 from .params import KINDS, ModelError, ParamSpec, data, param
 

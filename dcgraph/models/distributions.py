@@ -296,11 +296,12 @@ def _not_a_statement(d, frame):
 def _factory_vjp(k: int):
     """The rule of a factory's ``k``-th argument: its entry of the ``Sparse`` adjoint (parameter
     name -> adjoint) that the statement's rule gave the expression, unbroadcast to it."""
-    def factory_argument_vjp(g, ans, *args):
+    def factory_argument_vjp(g, ans, *args, **kwargs):
         adjoint = g.get(FAMILIES[ans.family][1][k]) if type(g) is Sparse else None
-        if type(adjoint) is float and type(args[k]) is float:
+        value = ans.params[k]                    # (given by position or by keyword)
+        if type(adjoint) is float and type(value) is float:
             return adjoint
-        return unbroadcast(args[k], 0.0 if adjoint is None else adjoint)
+        return unbroadcast(value, 0.0 if adjoint is None else adjoint)
     factory_argument_vjp.__name__ = f"factory_argument_{k}_vjp"
     return factory_argument_vjp
 

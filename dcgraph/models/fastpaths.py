@@ -4,7 +4,10 @@
   floats with ``math``, no numpy call;
 * ``FUSED``: families evaluated fused on arrays: the forward pass keeps its intermediates on
   the expression (``normal``: ``z = (x - loc) / scale``) and the statement's rules compute only
-  the partials they need, a scalar parameter's summed.
+  the partials they need, a scalar parameter's summed;
+* ``STATEMENTS``: a statement's whole forward pass (parameter checks, shapes, log density) in
+  one call for its commonest cases, None for the others (then the general path runs, which
+  raises the canonical errors).
 """
 from __future__ import annotations
 
@@ -12,10 +15,12 @@ import math
 
 import numpy as np
 
-__all__ = ["SCALAR_LP", "SCALAR_GRAD", "FUSED"]
+__all__ = ["SCALAR_LP", "SCALAR_GRAD", "FUSED", "STATEMENTS"]
 
 LOG_2PI = math.log(2 * math.pi)
 NEG_INF = -np.inf
+_F8 = np.dtype(np.float64)
+_REAL = (float, np.float64)
 
 
 def _log(v):
@@ -97,24 +102,19 @@ def _scalar(v) -> bool:
 
 def _normal_fused_lp(d, x):
     """Normal's summed log density on arrays. For a float vector ``x`` and a positive float
-    ``scale`` it keeps ``(x, z, z @ z, 1 / scale)`` on the expression for the gradient, with
-    ``z = (x - loc) / scale`` (None for ``loc == 0.0``, a centred prior: no residual array);
-    otherwise ``z`` alone."""
+    ``scale`` it keeps ``(x, r, z @ z, 1 / scale, None)`` on the expression for the gradient,
+    with the residual ``r = x - loc`` (``x`` itself for ``loc == 0.0``, a centred prior) and
+    ``z = r / scale``; otherwise ``(x, z, None, None, None)``."""
     loc, scale = d.params
     ts = type(scale)
-    if type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and \
+    if type(x) is np.ndarray and x.ndim == 1 and (x.dtype is _F8 or x.dtype == _F8) and \
             (ts is float or ts is np.float64) and scale > 0:
         inv = 1.0 / scale
-        if type(loc) is float and loc == 0.0:
-            zz = float(x @ x) * inv * inv
-            d._cache = (x, None, zz, inv, None)
-            return -0.5 * zz - x.size * (math.log(scale) + 0.5 * LOG_2PI)
-        z = x - loc
-        if type(z) is np.ndarray and z.ndim == 1 and z.dtype == np.float64:
-            z *= inv                               # z is this call's own array
-            zz = float(z @ z)
-            d._cache = (x, z, zz, inv, None)
-            return -0.5 * zz - z.size * (math.log(scale) + 0.5 * LOG_2PI)
+        r = x if type(loc) is float and loc == 0.0 else x - loc
+        if type(r) is np.ndarray and r.ndim == 1 and (r.dtype is _F8 or r.dtype == _F8):
+            zz = float(r.dot(r)) * inv * inv
+            d._cache = (x, r, zz, inv, None)
+            return -0.5 * zz - r.size * (math.log(scale) + 0.5 * LOG_2PI)
     z = (x - loc) / scale
     d._cache = (x, z, None, None, None)
     if type(z) is np.ndarray and z.ndim == 1 and _scalar(scale):
@@ -129,12 +129,12 @@ def _normal_partials(d, x, want_x: bool, want_params: bool) -> dict:
     loc, scale = d.params
     cache = d._cache
     if cache is not None and cache[0] is x and cache[3] is not None:     # the vector case
-        z, zz, inv, iz = cache[1], cache[2], cache[3], cache[4]
+        r, zz, inv, iz = cache[1], cache[2], cache[3], cache[4]
         if iz is None and not want_params:                 # one product: d/dx = -z / scale
-            return {"x": x * (-inv * inv) if z is None else z * -inv}
+            return {"x": r * (-inv * inv)}
         if iz is None:
-            iz = x * (inv * inv) if z is None else z * inv
-            d._cache = (x, z, zz, inv, iz)
+            iz = r * (inv * inv)
+            d._cache = (x, r, zz, inv, iz)
         out = {"x": -iz} if want_x else {}
         if want_params:
             out["loc"] = float(iz.sum()) if _scalar(loc) else iz
@@ -160,3 +160,44 @@ def _normal_partials(d, x, want_x: bool, want_params: bool) -> dict:
 #: family -> (summed log density of arrays keeping intermediates on the expression,
 #: partials(expression, x, want_x, want_params)): the families a statement evaluates fused
 FUSED = {"normal": (_normal_fused_lp, _normal_partials)}
+
+
+def _normal_statement(d, x):
+    """``x |= normal(loc, scale)`` for a float ``x`` and float parameters, or a float64 vector
+    ``x`` with a float ``scale`` and a float (or same-shape float64 vector) ``loc``."""
+    loc, scale = d.params
+    ts, tx = type(scale), type(x)
+    if (ts is not float and ts is not np.float64) or not scale > 0:
+        return None
+    if tx is float or tx is np.float64:
+        if type(loc) is float or type(loc) is np.float64:
+            z = (float(x) - float(loc)) / float(scale)        # Python floats: faster math
+            return -0.5 * z * z - math.log(scale) - 0.5 * LOG_2PI
+        return None
+    if tx is np.ndarray and x.ndim == 1 and (x.dtype is _F8 or x.dtype == _F8):
+        tl = type(loc)                     # _normal_fused_lp's vector case, inline
+        if tl is float and loc == 0.0:
+            r = x
+        elif tl is float or tl is np.float64 or (tl is np.ndarray and loc.shape == x.shape):
+            r = x - loc
+            if r.dtype is not _F8 and r.dtype != _F8:
+                return None
+        else:
+            return None
+        inv = 1.0 / scale
+        zz = float(r.dot(r)) * inv * inv
+        d._cache = (x, r, zz, inv, None)
+        return -0.5 * zz - r.size * (math.log(scale) + 0.5 * LOG_2PI)
+    return None
+
+
+def _uniform_statement(d, x):
+    """``x |= uniform(low, high)`` on floats."""
+    low, high = d.params
+    if type(x) in _REAL and type(low) in _REAL and type(high) in _REAL and low < high:
+        return -math.log(high - low) if low <= x <= high else NEG_INF
+    return None
+
+
+#: family -> its statement's forward pass in one call (None: not this case)
+STATEMENTS = {"normal": _normal_statement, "uniform": _uniform_statement}

@@ -26,6 +26,7 @@ from .source import function_source
 __all__ = ["model", "Model", "BoundModel", "ParamLayout"]
 
 #: keywords of ``Model.sample`` / ``Model.optimize`` that are not the model's own arguments
+_F8 = np.dtype(np.float64)
 SAMPLE_KEYWORDS = ("draws", "warmup", "chains", "sampler", "seed", "init", "parallel", "progress",
                    "save_warmup", "kernel_options")
 OPTIMIZE_KEYWORDS = ("init", "jacobian", "method", "options")
@@ -120,6 +121,16 @@ def _array_data(args, kwargs):
     return arrays
 
 
+def _fresh_entry(path, binding):
+    """``(path, k, fresh)`` when ``path`` hands back ``theta``'s whole gradient as its ``k``-th
+    adjoint (``fresh``: made by each call, no copy needed), else None."""
+    node, pos = binding.slots[0]
+    if pos is not None or node not in path.wrt:
+        return None
+    k = path.wrt.index(node)
+    return path, k, path.fresh[k]
+
+
 def _model_by_name(module: str, qualname: str) -> Model:
     import importlib
     obj = importlib.import_module(module)
@@ -179,20 +190,20 @@ class BoundModel:
         self.continuous = np.setdiff1d(np.arange(self.dim), self.discrete)
         self._shape = (self.dim,)
         self._vg = value_and_grad(self._fn, argnums=0)
-        self._direct = False
+        self._direct, self._entry = False, None
         self._key, self._arrays = None, _array_data(args, kwargs)
 
     def __getstate__(self):
         """Pickles without the compiled function and gradient cache (rebuilt on load)."""
         state = dict(self.__dict__)
-        del state["_fn"], state["_vg"], state["_key"]
+        del state["_fn"], state["_vg"], state["_key"], state["_entry"]
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._fn = self.model.rewritten.function
         self._vg = value_and_grad(self._fn, argnums=0)
-        self._direct, self._key = False, None
+        self._direct, self._key, self._entry = False, None, None
 
     def _starts(self):
         at = 0
@@ -240,9 +251,31 @@ class BoundModel:
         return float(self._call(self._vector(theta)))
 
     def logdensity_and_grad(self, theta):
-        """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``: a compiled path
-        of its cache is called directly (``direct``) while the last call hit one."""
-        theta = self._vector(theta)
+        """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``: the compiled path
+        of the last hit is called directly (``_entry = (path, k, fresh)``: ``theta``'s gradient
+        is its ``k``-th adjoint, made by each call if ``fresh``) while its guards hold and it
+        gives a float gradient of ``theta``'s shape, then the paths of its cache (which count
+        guard failures and errors), then ``value_and_grad`` (which traces)."""
+        if type(theta) is not np.ndarray or theta.dtype is not _F8 or theta.shape != self._shape:
+            theta = self._vector(theta)
+        entry = self._entry
+        if entry is not None:                          # ``_same_data``, inline
+            for a, shape, dtype in self._arrays or ((None, None, None),):
+                if a is None or a.shape != shape or a.dtype is not dtype:
+                    entry = self._entry = None
+                    break
+        if entry is not None:
+            cg, k, fresh = entry
+            try:
+                value, adjoints = cg._fn((theta, *self.args), self.kwargs)
+                grad = adjoints[k]
+            except Exception:            # a guard failed, or an error the cache reports
+                grad = None
+            if type(grad) is np.ndarray and grad.shape == self._shape and \
+                    grad.dtype == np.float64 and self._vg.compiled.enabled:
+                self._vg.compiled.stats["hits"] += 1
+                return float(value), grad if fresh else grad.copy()
+            self._entry = None
         if self._direct:
             hit = self._direct_hit(theta)
             if hit is not None:
@@ -281,6 +314,7 @@ class BoundModel:
         grad = path.gradient(adjoints, 0, args, binding)     # a fresh array (never shared)
         if type(grad) is not np.ndarray or grad.dtype != np.float64:
             grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
+        self._entry = _fresh_entry(path, binding)
         return float(value), grad
 
     @property

@@ -14,20 +14,22 @@ import threading
 
 import numpy as np
 
-from ..ad import defvjp, defzero
+from ..ad import defscatter, defvjp, defzero
 from ..ad.values import Sparse, unbroadcast
 from ..dist import Distribution
 from ..dist.bijectors import Identity
 from ..dist.bijectors_matrix import forward_vjp, grad_log_abs_det_jacobian
 from .distributions import DistExpr
-from .fastpaths import FUSED
-from .params import ParamSpec
+from .fastpaths import FUSED, STATEMENTS
+from .params import ParamSpec, _identity, _one, _zero
 
 __all__ = ["declare", "constrain", "log_jacobian", "observe", "is_distribution", "advance",
            "Discovery", "Probe", "StatementError", "HELPERS"]
 
 _state = threading.local()
+_F8 = np.dtype(np.float64)
 _specs: dict = {}
+_sites: dict = {}      # (name, line) -> (args, kwargs, spec) of the last declaration there
 
 
 class StatementError(ValueError):
@@ -62,6 +64,20 @@ class Discovery:
 
 def declare(name, line, /, *args, **kwargs):
     """The ``ParamSpec`` of ``param(*args, **kwargs)`` bound to ``name`` at ``line``."""
+    site = _sites.get((name, line))
+    if site is not None and site[0] == args and site[1] == kwargs:
+        spec = site[2]                     # this call site's arguments as last time
+    else:
+        spec = _declared(name, line, args, kwargs)
+    discovery = getattr(_state, "discovery", None)
+    if discovery is not None:
+        discovery.specs.append(spec)
+    return spec
+
+
+def _declared(name, line, args, kwargs):
+    site = (name, line)
+    given = dict(kwargs)
     if "name" in kwargs:
         name = kwargs.pop("name")
         if not isinstance(name, str) or not name:
@@ -80,9 +96,10 @@ def declare(name, line, /, *args, **kwargs):
             if len(_specs) > 4096:
                 _specs.clear()
             _specs[key] = spec
-    discovery = getattr(_state, "discovery", None)
-    if discovery is not None:
-        discovery.specs.append(spec)
+    if key is not None:                    # (hashable arguments compare without arrays)
+        if len(_sites) > 4096:
+            _sites.clear()
+        _sites[site] = (args, given, spec)
     return spec
 
 
@@ -91,10 +108,13 @@ def constrain(theta, at, spec: ParamSpec):
     if type(theta) is Probe:
         return spec.constrain(spec.initial())
     if spec.scalar is not None and at < len(theta):
-        return spec.scalar[0](spec.bijector, float(theta[at]))
+        forward = spec.scalar[0]
+        return float(theta[at]) if forward is _identity else forward(spec.bijector,
+                                                                      float(theta[at]))
     stop = at + spec.size
     if spec.vector and stop <= len(theta):     # an unconstrained vector: a copy of its slice
-        return theta[at:stop].astype(float)
+        u = theta[at:stop]
+        return u.copy() if u.dtype is _F8 else u.astype(float)
     if stop > len(theta):
         raise StatementError(spec.line, f"param {spec.name!r} needs coordinates {at}..{stop - 1}"
                                         f" but the parameter vector has {len(theta)}: this run "
@@ -125,6 +145,15 @@ _shapes_ok: set = set()      # (left shape, parameter shapes) pairs already chec
 
 def observe(x, d, line):
     """``d``'s log density at ``x`` for the statement ``x |= d`` at ``line``."""
+    if type(d) is DistExpr:                # (statements take floats and float vectors only)
+        statement = STATEMENTS.get(d.family)
+        if statement is not None:
+            lp = statement(d, x)
+            if lp is not None:
+                if lp != lp:
+                    raise StatementError(line, f"the log density is NaN (a bad parameter "
+                                               f"value in {d!r}?)")
+                return lp
     tx = type(x)
     if tx is not float and tx is not np.ndarray and (tx is bool or not isinstance(x, _LEFT_TYPES)):
         hint = " (wrap a list with data(...))" if isinstance(x, (list, tuple)) else ""
@@ -263,8 +292,39 @@ def _scaled(g, grads: dict) -> Sparse:
                    for name, v in grads.items()})
 
 
+def _scaled_slope(g, slope, spec, theta, at):
+    """``g * slope(bijector, theta[at])``, constant slopes without the call."""
+    if slope is _one:
+        return g
+    if slope is _zero:
+        return 0.0
+    return g * slope(spec.bijector, float(theta[at]))
+
+
+def constrain_scatter(g, ans, theta, at, spec):
+    """``constrain_vjp_theta`` as ``(key, values)`` of ``theta``'s coordinates (compiled
+    replay adds them in place into one gradient buffer: ``defscatter``)."""
+    if spec.scalar is not None:
+        slope = spec.scalar[2]
+        return at, g if slope is _one else _scaled_slope(g, slope, spec, theta, at)
+    stop = at + spec.size
+    if spec.vector and type(g) is np.ndarray and g.shape == (spec.size,):
+        return slice(at, stop), g
+    return slice(at, stop), constrain_vjp_theta(g, ans, theta, at, spec)[at:stop]
+
+
+def log_jacobian_scatter(g, ans, theta, at, spec):
+    """``log_jacobian_vjp_theta`` as ``(key, values)`` (see ``constrain_scatter``)."""
+    if spec.scalar is not None:
+        return at, _scaled_slope(g, spec.scalar[3], spec, theta, at)
+    stop = at + spec.size
+    return slice(at, stop), log_jacobian_vjp_theta(g, ans, theta, at, spec)[at:stop]
+
+
 defvjp(constrain, constrain_vjp_theta, None, None)
 defvjp(log_jacobian, log_jacobian_vjp_theta, None, None)
+defscatter(constrain, constrain_scatter, 0)
+defscatter(log_jacobian, log_jacobian_scatter, 0)
 defvjp(observe, observe_vjp_x, observe_vjp_d, None)
 defzero(declare)
 defzero(advance)

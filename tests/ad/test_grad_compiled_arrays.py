@@ -58,6 +58,18 @@ def quad(q):
     return -0.5 * q @ q
 
 
+def matvec(w, X):
+    """A float64 matrix times the vector: its adjoint is ``g @ X`` (no ``matmul`` rule)."""
+    r = X @ w - 1.0
+    return -0.5 * (r @ r)
+
+
+def matvec_matrix(X, w):
+    """... and the matrix's: ``outer(g, w)``."""
+    r = X @ w + 0.5
+    return np.sum(r * r) * 0.25
+
+
 CASES = [
     (rats_vec, (np.linspace(0.3, 1.7, 13), np.linspace(-1.0, 2.0, 20).reshape(4, 5))),
     (broadcasts, (np.array([0.7, 1.3, 2.1]), np.array([0.5, -1.5, 2.5, 1.0]))),
@@ -65,6 +77,8 @@ CASES = [
     (unary, (np.array([0.6, 1.7, 3.2]), 0.8)),
     (powers, ([0.5, 1.25, -0.75, 2.0, 0.3, -1.1],)),
     (quad, (np.linspace(-1.0, 1.0, 7),)),
+    (matvec, (np.array([0.3, -1.2, 0.7]), np.linspace(-2.0, 2.0, 15).reshape(5, 3))),
+    (matvec_matrix, (np.linspace(-2.0, 2.0, 15).reshape(5, 3), np.array([0.3, -1.2, 0.7]))),
 ]
 
 
@@ -122,6 +136,12 @@ def test_templates_are_in_the_generated_code():
     assert ".sum(axis=(1,), keepdims=True)" in src     # beta[:, None] * XV summed back
     assert "v0.shape != (13,)" in src                   # the parameter vector is guarded
     assert cg.fresh == (True,)
+    for f, args in CASES[-2:]:
+        vg = ad.value_and_grad(f)
+        for _ in range(3):
+            vg(*args)
+        (cg, _), = next(iter(vg.compiled.paths.values()))
+        assert "matmul_vjp" not in cg.source and ("outer(" in cg.source) == (f is matvec_matrix)
 
 
 def test_a_changed_shape_fails_a_guard():
