@@ -173,7 +173,7 @@ class Run:
         self.log_end = None             # len(log) at close: a generator resumed later logs past it
         # class -> its constructor (``classes.constructor``); none kept for a summary log
         self.constructors: dict | None = {} if log is None else None
-        self.operators = False          # operator sites take their guarded path (``guard_operators``)
+        self.operators = False          # guards are on (``guard_operators``)
         self.dispatch: dict = {}        # per class (or pair): ``operators``' decisions
 
     def close(self) -> None:
@@ -196,12 +196,15 @@ class Run:
         self.dispatch = {}
 
     def guard_operators(self) -> None:
-        """From now on, operator sites take their guarded path (``operator_guards``), in the
-        frames already running too, until ``close``."""
+        """From now on, calls run the guarded variant of their code (``instrument.guards``)
+        and the frames already running take the guarded path at their switched sites, until
+        ``close``. The decisions made so far are forgotten: they chose the plain variant."""
         if not self.operators:
             self.operators = True
             self.guard_token = object()
             GUARDING.append(self.guard_token)
+            for level in self.levels:
+                level.memo.clear()
 
     def level(self, depth: int) -> Level:
         levels = self.levels
@@ -255,7 +258,7 @@ class Run:
         frame is its identity in the log, which a summary log must not keep alive)."""
         if not self.operators and guards_operators(fn, self.ctx):
             self.guard_operators()
-        copy = instrumented_copy(fn, self.unsupported)
+        copy = instrumented_copy(fn, self.unsupported, self.operators)
         if copy is not None and fn.__code__.co_flags & 0x20 and (
                 self.ctx.depth_dependent or self.summary):
             return None
@@ -266,11 +269,12 @@ _copies: dict = {}     # id(function) -> (weakref to it, its code, instrumented 
 _COPIES_BOUND = 256    # the cache holds at most this many copies (and what they capture)
 
 
-def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
+def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None,
+                      guarded: bool = False):
     """The instrumented copy of ``fn`` (cached while fn's code, defaults and closure are
     unchanged; an entry goes when ``fn`` does), or None when its code cannot be instrumented
-    (the reason goes into ``unsupported``)."""
-    key = id(fn)
+    (the reason goes into ``unsupported``). ``guarded``: see ``instrument``."""
+    key = (id(fn), guarded)
     hit = _copies.get(key)
     code = fn.__code__
     if hit is not None and hit[0]() is fn and hit[1] is code:
@@ -278,9 +282,9 @@ def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
         if copy is None or (copy.__defaults__ is fn.__defaults__
                             and copy.__kwdefaults__ is fn.__kwdefaults__):
             if copy is None and unsupported is not None:
-                unsupported[code] = _instrument(code).error
+                unsupported[code] = _instrument(code, guarded, fn.__globals__).error
             return copy
-    info = _instrument(code)
+    info = _instrument(code, guarded, fn.__globals__)
     if info.error is not None:
         if unsupported is not None:
             unsupported[fn.__code__] = info.error
@@ -303,7 +307,7 @@ def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None):
     return copy
 
 
-def _forget(key: int, ref, copies: dict = _copies) -> None:
+def _forget(key: tuple, ref, copies: dict = _copies) -> None:
     """``fn`` was collected: drop its entry (unless the id was reused meanwhile). The cache is
     bound as a default: at interpreter exit the module's globals may already be gone."""
     hit = copies.get(key)
@@ -311,9 +315,9 @@ def _forget(key: int, ref, copies: dict = _copies) -> None:
         copies.pop(key, None)
 
 
-def _instrument(code):
+def _instrument(code, guarded: bool = False, scope: dict | None = None):
     from .instrument import instrument
-    return instrument(code)
+    return instrument(code, guarded, scope)
 
 
 def _long_lived(f) -> bool:

@@ -284,3 +284,37 @@ def test_plain_code_leaves_the_switch_off():
     _, tape = dcgraph.track(plain, 1.5)
     tape.lint()
     assert seen == [False] and operator_guards.GUARDING == []
+
+
+def test_a_function_decided_before_the_switch_runs_guarded_after_it():
+    helper = _function("def f(v):\n    return v + v\n", {})
+    f = _function("def f(a, box):\n    first = helper(box.v)[0]\n    w = box.v.scaled(a)\n"
+                  "    return first + helper(w)[0]\n", {"helper": helper})
+    box = Box(V(2.0, 3.0))
+    value, tape = dcgraph.track(f, 1.5, box)
+    tape.lint()
+    assert value == 4.0 + 6.0
+    first, second = [n for n in tape.nodes if type(n) is NestedCall and n.fn is helper]
+    assert [type(n).__name__ for n in first.child.nodes if getattr(n, "fn", None) is not None
+            ] == ["PrimitiveCall"]                       # v + v before the switch: primitive
+    assert _methods(second.child) == ["__add__"]        # after it: the method's body
+    assert dcgraph.grad(f, argnums=0)(1.5, box) == pytest.approx(4.0)
+
+
+def test_calls_of_c_code_leave_the_following_sites_plain():
+    """Only a call that the hook might trace can switch guards on: after ``math.sin`` and
+    ``range`` (C code, looked up in the globals) operator sites stay as they are."""
+    from dcgraph.tracer.instrument import instrument
+    from dcgraph.tracer.instrument.versions import opcode_table
+    ops = opcode_table()
+
+    def operator_sites(fn):
+        info = instrument(fn.__code__, False, fn.__globals__)
+        return [i in info.switched for i, ins in enumerate(info.structure.instrs)
+                if ops.guarded_operator(ins) and info.probe[i] == "value"]
+
+    loop = _function("def f(x, n):\n    s = 0.0\n    for i in range(n):\n"
+                     "        s += math.sin(x * i)\n    return s\n", {"math": math})
+    assert operator_sites(loop) == [False, False]
+    calls = _function("def f(x):\n    y = x * 2.0\n    return g(y) + y\n", {"g": make})
+    assert operator_sites(calls) == [False, True]

@@ -17,11 +17,10 @@ from bytecode.instr import InstrLocation
 
 from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, _state, enter_generator,
                         resumed)
-from ..operator_guards import GUARDING, PLAIN_ATTRIBUTE_TYPES, PLAIN_TYPES
-from ..operators import dispatch_attribute, dispatch_binary, dispatch_unary
 from ..delegation import LandMark, delegated
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
+from .guards import guarded_site, switch_sites
 from .versions import opcode_table, semantics
 
 ops = opcode_table()     # the running interpreter's opcode tables
@@ -75,26 +74,30 @@ class CodeInfo:
         self.resume_mark = ResumeMark(self) if self.generator else None
         self.made_mark = MadeMark(self) if self.generator else None
         self.land_mark = LandMark(self) if self.generator else None
+        self.guarded = False             # every operator site guarded (``instrument.guards``)
+        self.switched: set = set()       # else: the sites that test the switch first
 
     def __repr__(self):
         return f"<CodeInfo {self.code.co_qualname}{' (unsupported)' if self.error else ''}>"
 
 
-def instrument(code: types.CodeType) -> CodeInfo:
+def instrument(code: types.CodeType, guarded: bool = False, scope: dict | None = None) -> CodeInfo:
     """The cached CodeInfo of ``code``; ``info.error`` says why it could not be instrumented.
     Operator instructions the version's table lists (``GUARDED_OPERATORS``) are guarded for
-    operands of the user's classes (``tracer.operator_guards``).
+    operands of the user's classes (``instrument.guards``): all of them (``guarded``), or those
+    a call that may switch guards on precedes, judged with the globals ``scope`` (None: any
+    call may).
 
     Cached by identity: code objects compare equal across files (equality ignores
     ``co_filename``), and an equal code object must still keep its own file and lines."""
-    key = id(code)
+    key = (id(code), True) if guarded else (id(code), False, id(scope))
     info = _cache.get(key)
     if info is not None and info.code is code:
         return info
     with _lock:
         info = _cache.get(key)
         if info is None or info.code is not code:
-            info = _build(code)
+            info = _build(code, guarded, scope)
             if info.transient:
                 return info
             while len(_cache) >= _CACHE_BOUND:
@@ -103,8 +106,9 @@ def instrument(code: types.CodeType) -> CodeInfo:
     return info
 
 
-def _build(code: types.CodeType) -> CodeInfo:
+def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = None) -> CodeInfo:
     info = CodeInfo(code)
+    info.guarded = guarded
     if code.co_flags & ops.GENERATOR_FLAGS and not info.generator:
         info.error = ("generators are recorded as primitive calls on this Python" if
                       code.co_flags & 0x20 else "coroutines are recorded as primitive calls")
@@ -113,6 +117,8 @@ def _build(code: types.CodeType) -> CodeInfo:
         bc = Bytecode.from_code(code)
         s = analyse(bc, code)
         _plan(info, s)
+        if not guarded and ops.GUARDED_OPERATORS:
+            info.switched = switch_sites(s, scope)
         out = _emit(info, s, bc)
         new = Bytecode(out)
         new._copy_attr_from(bc)
@@ -231,51 +237,6 @@ def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) ->
     raise AssertionError(kind)
 
 
-# [operands, callable pair] -> [callable pair, operands], by operand count (the pair keeps the
-# version's order: NULL and dispatcher, or dispatcher and NULL)
-_DISPATCH_ORDER = {1: (3, 2, 3, 2), 2: (4, 2, 4, 3)}
-
-
-def _guarded(info: CodeInfo, s: Structure, i: int, ins: Instr, guard: tuple) -> list:
-    """``ins`` (an operator, then its value probe) while ``operator_guards.GUARDING`` is empty
-    or every tested operand's type is in ``PLAIN_TYPES``; else a call of the ``operators``
-    dispatcher with the operands, the frame's hook and the operator, which logs what it ran
-    (and the value). ``guard`` is the version's ``guarded_operator(ins)``. Stack-neutral apart
-    from the instruction's own effect."""
-    stacked, tested, dispatcher, fn = guard
-    plain = PLAIN_ATTRIBUTE_TYPES if dispatcher == "attribute" else PLAIN_TYPES
-    loc = ins.location
-    fast, slow, done = Label(), Label(), Label()
-    seq = [Instr("LOAD_CONST", GUARDING, location=loc),
-           *[Instr(name, location=loc) for name in ops.GUARD_SWITCH_TEST],
-           Instr(ops.GUARD_JUMPS["false"], fast, location=loc)]
-    for j in range(tested):              # type(operand) in PLAIN_TYPES, else the slow path
-        last = j == tested - 1
-        seq += [*_callable(type, loc), Instr("COPY", stacked - j + 2, location=loc),
-                *ops.call_instrs(1, loc), Instr("LOAD_CONST", plain, location=loc),
-                Instr("CONTAINS_OP", 0, location=loc),
-                Instr(ops.GUARD_JUMPS["true"], fast, location=loc) if last
-                else Instr(ops.GUARD_JUMPS["false"], slow, location=loc)]
-    seq.append(slow)
-    if dispatcher == "binary":
-        call, passed = dispatch_binary, 2
-    elif dispatcher == "attribute":
-        call, passed = dispatch_attribute, 1
-    else:                                # the unary dispatcher takes (c, k) as one operand
-        call, passed = dispatch_unary, 1
-        if dispatcher == "slice":
-            seq.append(Instr("BUILD_SLICE", 2, location=loc))
-        if dispatcher != "unary":
-            seq.append(Instr("BUILD_TUPLE", 2, location=loc))
-    seq += _callable(call, loc)
-    seq += [Instr("SWAP", k, location=loc) for k in _DISPATCH_ORDER[passed]]
-    depth = s.depth_before[i] - stacked + passed + 2
-    seq += [Instr("COPY", depth + _HIDDEN, location=loc), Instr("LOAD_CONST", fn, location=loc),
-            *ops.call_instrs(passed + 2, loc), Instr("JUMP_FORWARD", done, location=loc), fast,
-            ins]
-    return seq + _probe_after(info, s, i, ins, "value") + [done]
-
-
 def _resumed(depth: int, info: CodeInfo, loc) -> list:
     """After a generator's RESUME (``depth`` >= 1: the value sent in is on top): call
     ``recorder.resumed(mark, frame, sent, hook)`` and put the (append, hook) it returns into
@@ -388,10 +349,12 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
             below = ops.callee_below(s.instrs[call], call in s.self_layout)
             out += _hook(s.depth_before[i], below, loc)
         kind = info.probe[i]
-        guarded = ops.guarded_operator(ins) if kind == "value" else None
+        guarded = ops.guarded_operator(ins) if kind == "value" and (
+            info.guarded or i in info.switched) else None
         replaced = ops.rewrite(ins, loc)
         if guarded is not None:
-            out += _guarded(info, s, i, ins, guarded)
+            out += guarded_site(s, i, guarded, [ins] + _probe_after(info, s, i, ins, "value"),
+                                not info.guarded, _HIDDEN)
             kind = None                  # the probe is part of the guarded sequence
         elif replaced is not None:
             out += replaced
