@@ -1,31 +1,28 @@
-"""When operator sites take their guarded path: which objects need it, and the switch they read.
+"""When operator sites take their guarded path: which objects need it, and the switch.
 
-Every operator instruction the running version tables (``GUARDED_OPERATORS`` in
-``instrument.py3xx``) is instrumented as (``instrument.rewrite._guarded``)::
+Operator instructions the running version tables (``guarded_operator`` in
+``instrument.py3xx``) can be guarded (``instrument.guards``): when every tested operand's type
+is in ``PLAIN_TYPES`` the instruction runs as before, else ``operators.dispatch_*`` traces the
+Python methods it runs. The type tests cost scalar loops about a quarter of their traced time,
+so a run guards only once it has met a class defining operators in Python
+(``Run.guard_operators``):
 
-    if GUARDING:                                  # one constant load and one jump
-        if every tested operand's type is in PLAIN_TYPES: <the instruction, its value probe>
-        else: operators.dispatch_*(operands, hook, operator)       # traces Python methods
-    else: <the instruction, its value probe>
-
-``GUARDING`` is a list, non-empty while a run of some thread has met a class defining
-operators in Python (``Run.guard_operators`` appends a token, ``Run.close`` takes it back).
-The type tests cost scalar loops about a quarter of their traced time, the switch alone a
-constant load and a jump; a run turns it on (for the rest of the run, frames already running
-included) when
-
-- a root argument, or an item of a list, tuple or dict argument, is an instance of such a class
+- a root argument, or an item of a list, tuple or dict argument, is an instance of one
   (``operator_arguments``);
-- a function it traces names such a class, or an instance of one, in its globals or closure
+- a function it traces names one, or an instance of one, in its globals or closure
   (``guards_operators``);
 - a call it decides is such a class, an instance of one (``__call__``), or a method bound to
   one (``sees_operators``).
 
-Before that, an object of such a class met otherwise (reached only through an attribute or a
-nested container of something else, or returned by C code from there) goes through plain
-operator instructions: they record primitive operator nodes, which ``ad.dunders``
-differentiates by tracing the methods during the backward pass. A run of another thread that
-finds the switch on only pays the type tests: a site's outcome never depends on the switch.
+From then on its calls run the guarded variant of their code, and the frames already running
+take the guarded path at their *switched* sites, which test ``GUARDING`` first (non-empty while
+some run guards: the run appends a token and takes it back at ``close``). Only the sites a call
+that the hook may trace precedes are switched: the switch can only turn on inside such a call.
+An operator on such an object that runs before any of those signs (the object reached only
+through an attribute or a nested container of another) goes through a plain instruction and is
+a primitive node, which ``ad.dunders`` differentiates by tracing the methods during the
+backward pass. A run of another thread that finds the switch on only pays the type tests: a
+site's outcome never depends on the switch.
 """
 from __future__ import annotations
 
