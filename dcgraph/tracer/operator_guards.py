@@ -158,8 +158,8 @@ def operator_arguments(args: tuple, kwargs: dict, ctx) -> bool:
         if kind in PLAIN_TYPES and kind is not list and kind is not tuple and kind is not dict:
             continue
         items = value.values() if kind is dict else value if kind in (list, tuple) else (value,)
-        for item in items:
-            if _user_operators(type(item), ctx):
+        for item_kind in set(map(type, items)).difference(PLAIN_TYPES):   # in C: rows of floats
+            if _user_operators(item_kind, ctx):
                 return True
     return False
 
