@@ -1,11 +1,11 @@
 """Operators on objects of the user's classes recorded as primitive nodes: pulled back through
 the Python methods that computed them.
 
-On 3.11 the tracer records ``a + b``, ``-a``, ``a[k]`` on such objects as nested calls of the
-methods (``tracer.operators``), and the sweep goes through their bodies. What still arrives
-here as a primitive ``operator.add`` and friends: every operator on 3.12/3.13 (not ported),
-methods the context keeps primitive, and property reads (``obj.name`` with a Python getter,
-not traced into on any version). The numeric rules would be wrong for
+The tracer records ``a + b``, ``-a``, ``a[k]`` and property reads on such objects as nested
+calls of the methods (``tracer.operators``), and the sweep goes through their bodies. What still
+arrives here as a primitive ``operator.add`` and friends: operators that ran before the run's
+guards were switched on (``tracer.operator_guards``), methods the context keeps primitive, and
+property reads in such code. The numeric rules would be wrong for
 such operands, so the sweep asks ``python_operator(node)`` first; when the operator dispatched
 to a Python method, ``pull_through_python`` re-runs the operation traced (``apply_operator``
 follows Python's dispatch: reflected methods of subclasses first, ``NotImplemented``, in-place
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from types import FunctionType
 
-from ..tracer.operators import DUNDERS, FORWARD, binary_plan
+from ..tracer.operator_guards import DUNDERS
+from ..tracer.operators import FORWARD, binary_plan
 
 __all__ = ["python_operator", "python_property", "apply_operator", "read_property",
            "pull_through_python", "DUNDERS"]

@@ -2,10 +2,11 @@
 
 ``a + b``, ``-a``, ``c[k]`` and ``obj.prop`` are bytecode: when ``type(a).__add__`` (or the
 property's getter) is Python code, the interpreter calls it from C and its body would run
-untraced. On versions whose opcode table lists ``GUARDED_OPERATORS`` (3.11), instrumented code
-may guard each such instruction: when every operand's type is in ``PLAIN_TYPES`` (builtin
-numbers and containers, numpy arrays and scalars; modules too for attributes) the instruction
-runs as before; otherwise it calls ``dispatch_binary``/``dispatch_unary``/``dispatch_attribute``
+untraced. Instrumented code guards each such instruction the version's opcode table lists
+(``GUARDED_OPERATORS``; ``operator_guards`` says when a site takes its guarded path): when
+every tested operand's type is in ``PLAIN_TYPES`` (builtin numbers and containers, numpy arrays
+and scalars; modules too for attributes) the instruction runs as before; otherwise it calls
+``dispatch_binary``/``dispatch_unary``/``dispatch_attribute``
 with the operands, the frame's hook and the operator. Those follow Python's dispatch exactly
 (``binary_plan``: the in-place method first and the binary one after ``NotImplemented``; a
 subclass's overriding reflected method before the left operand's method; the reflected method
@@ -21,156 +22,21 @@ before any method ran. The replay (``replay_operator``) turns each attempt into 
 the operation's unless it is ``NotImplemented``; a ``NATIVE`` value becomes the operator's
 primitive node, as unguarded code records it.
 
-Guards cost scalar loops about a quarter of their traced time, so only code that can meet such
-objects carries them: a function whose globals or closure name a class defining operators in
-Python (``guards_operators``), and every function traced after it in the same run, or every
-function of a run with such an object among its arguments (``operator_arguments``). Elsewhere
-(and on 3.12/3.13) operators on such objects stay primitive nodes, which ``ad.dunders``
-differentiates by tracing the methods during the backward pass.
+Operators on such objects that run while the guards are off stay primitive nodes, which
+``ad.dunders`` differentiates by tracing the methods during the backward pass.
 """
 from __future__ import annotations
 
 import operator
 import types
-import weakref
 
-import numpy as np
+from .operator_guards import DUNDERS
 
-__all__ = ["PLAIN_TYPES", "PLAIN_ATTRIBUTE_TYPES", "DUNDERS", "guards_operators",
-           "operator_arguments", "has_python_operators", "python_inplace", "binary_plan",
-           "dispatch_binary", "dispatch_unary", "dispatch_attribute", "replay_operator",
-           "FORWARD", "REFLECTED", "NATIVE"]
+__all__ = ["binary_plan", "dispatch_binary", "dispatch_unary", "dispatch_attribute",
+           "replay_operator", "FORWARD", "REFLECTED", "NATIVE"]
 
 _FUNCTION = types.FunctionType
 _UNKNOWN = object()      # not decided yet (``Run.dispatch``)
-
-
-def _plain_types() -> frozenset:
-    builtin = {int, float, complex, bool, str, bytes, bytearray, tuple, list, dict, set,
-               frozenset, range, slice, type(None), type, np.ndarray}
-    scalars = {t for t in np.sctypeDict.values() if isinstance(t, type)}
-    return frozenset(builtin | scalars)
-
-
-# Types whose operators are C code, whatever the other operand (a user class's reflected
-# method is still found: both operands are checked).
-PLAIN_TYPES = _plain_types()
-# ... and whose attributes are never a user's property (modules too)
-PLAIN_ATTRIBUTE_TYPES = PLAIN_TYPES | {types.ModuleType}
-
-def _dunders() -> dict:
-    """operator -> (method, reflected method, in-place method); unary ones have only a method.
-    ``operator.iadd`` maps to the binary names too: Python falls back to them."""
-    table = {}
-    for name in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "and",
-                 "or", "xor", "lshift", "rshift"):
-        method, reflected = f"__{name}__", f"__r{name}__"
-        table[getattr(operator, name if hasattr(operator, name) else name + "_")] = \
-            (method, reflected, None)
-        table[getattr(operator, "i" + name)] = (method, reflected, f"__i{name}__")
-    for name in ("neg", "pos", "invert", "getitem"):
-        table[getattr(operator, name)] = (f"__{name}__",)
-    return table
-
-
-DUNDERS = _dunders()
-
-
-_HEAPTYPE = 1 << 9
-OPERATOR_NAMES = frozenset(n for names in DUNDERS.values() for n in names if n is not None)
-
-
-def has_python_operators(cls) -> bool:
-    """Does the class ``cls`` (made by a class statement) define an operator in Python?
-    Remembered per class (a class changed later keeps its first answer: guards are a tracing
-    choice, never a correctness one, as unguarded operators stay primitive nodes)."""
-    if not isinstance(cls, type) or not cls.__flags__ & _HEAPTYPE:
-        return False
-    hit = _verdicts.get(id(cls))
-    if hit is not None and hit[0]() is cls:
-        return hit[1]
-    verdict = _defines_operators(cls)
-    if len(_verdicts) >= _VERDICTS_BOUND:
-        _verdicts.clear()
-    _verdicts[id(cls)] = (weakref.ref(cls), verdict)
-    return verdict
-
-
-_verdicts: dict = {}      # id(class) -> (weak reference to it, has_python_operators)
-_VERDICTS_BOUND = 4096
-
-
-def _defines_operators(cls) -> bool:
-    for klass in cls.__mro__:
-        if klass.__flags__ & _HEAPTYPE:
-            d = klass.__dict__
-            if not OPERATOR_NAMES.isdisjoint(d) and any(
-                    type(d[name]) is _FUNCTION for name in OPERATOR_NAMES.intersection(d)):
-                return True
-    return False
-
-
-def _user_operators(value, ctx) -> bool:
-    """Is ``value`` a class defining operators in Python, from a module the context traces?"""
-    if not has_python_operators(value):
-        return False
-    module = getattr(value, "__module__", None)
-    return not (isinstance(module, str) and module.partition(".")[0] in ctx.primitive_modules)
-
-
-def guards_operators(fn, ctx) -> bool:
-    """Should ``fn``'s instrumented code guard its operators? When a name it reads globally,
-    or a cell it closes over, holds a class defining operators in Python (and the running
-    version tables ``GUARDED_OPERATORS``; classes of modules the context ``ctx`` keeps
-    primitive do not count: their methods are never traced). Guards cost scalar code about a
-    quarter of its traced time, so code that cannot see such a class goes without them; a run
-    switches them on for the rest of its calls once one function needed them
-    (``Run.instrumented_function``)."""
-    if not _TABLED:
-        return False
-    scope = fn.__globals__
-    for name in fn.__code__.co_names:
-        if _user_operators(scope.get(name), ctx):
-            return True
-    for cell in fn.__closure__ or ():
-        try:
-            if _user_operators(cell.cell_contents, ctx):
-                return True
-        except ValueError:              # an empty cell
-            pass
-    return False
-
-
-def operator_arguments(args: tuple, kwargs: dict, ctx) -> bool:
-    """Does a root argument (or an item of a list, tuple or dict argument) belong to a class
-    defining operators in Python? Then the whole run guards operators."""
-    if not _TABLED:
-        return False
-    for value in (*args, *kwargs.values()) if kwargs else args:
-        kind = type(value)
-        if kind in PLAIN_TYPES and kind is not list and kind is not tuple and kind is not dict:
-            continue
-        items = value.values() if kind is dict else value if kind in (list, tuple) else (value,)
-        for item in items:
-            if _user_operators(type(item), ctx):
-                return True
-    return False
-
-
-def python_inplace(fn, obj) -> bool:
-    """Is ``fn`` an in-place operator that ``obj``'s class defines in Python (so ``obj op= x``
-    may have changed ``obj``, and an unguarded replay records it as a mutation)?"""
-    names = DUNDERS.get(fn)
-    return names is not None and len(names) == 3 and names[2] is not None \
-        and type(getattr(type(obj), names[2], None)) is _FUNCTION
-
-
-def _tabled() -> bool:
-    from .instrument.versions import opcode_table
-    return bool(getattr(opcode_table(), "GUARDED_OPERATORS", None))
-
-
-_TABLED = _tabled()
 
 
 class Attempt:

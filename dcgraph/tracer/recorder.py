@@ -23,7 +23,7 @@ import types
 import weakref
 
 from .classes import traced_target
-from .operators import guards_operators
+from .operator_guards import GUARDING, guards_operators, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "enter_generator",
@@ -173,7 +173,7 @@ class Run:
         self.log_end = None             # len(log) at close: a generator resumed later logs past it
         # class -> its constructor (``classes.constructor``); none kept for a summary log
         self.constructors: dict | None = {} if log is None else None
-        self.operators = False          # every traced function guards its operators (``operators``)
+        self.operators = False          # guards are on (``guard_operators``)
         self.dispatch: dict = {}        # per class (or pair): ``operators``' decisions
 
     def close(self) -> None:
@@ -183,6 +183,9 @@ class Run:
         ignores what it logs past ``log_end``."""
         self.closed = True
         self.log_end = len(self.log)
+        if self.operators:
+            self.operators = False
+            GUARDING.remove(self.guard_token)
         for level in self.levels:
             level.hook_method = level.pair = level.child = None
             level.memo_get = _no_entry
@@ -191,6 +194,17 @@ class Run:
         self.shared_memo = None         # the memo keeps the callables it saw alive
         self.constructors = {} if not self.summary else None
         self.dispatch = {}
+
+    def guard_operators(self) -> None:
+        """From now on, calls run the guarded variant of their code (``instrument.guards``)
+        and the frames already running take the guarded path at their switched sites, until
+        ``close``. The decisions made so far are forgotten: they chose the plain variant."""
+        if not self.operators:
+            self.operators = True
+            self.guard_token = object()
+            GUARDING.append(self.guard_token)
+            for level in self.levels:
+                level.memo.clear()
 
     def level(self, depth: int) -> Level:
         levels = self.levels
@@ -204,6 +218,8 @@ class Run:
         if self.closed:
             return f                     # a generator of this run resumed after it ended
         target = f.__func__ if type(f) is types.MethodType else f
+        if target is not f and not self.operators and sees_operators(f, self.ctx):
+            self.guard_operators()              # a method of an object with operators
         if type(target) is types.FunctionType and not self.ctx.is_primitive(target, level.depth + 1):
             traced = self.instrumented_function(target)
             if traced is not None:
@@ -212,6 +228,8 @@ class Run:
                 return traced if target is f else types.MethodType(traced, f.__self__)
         elif type(f) not in _C_CALLABLES and (f if isinstance(f, type) else type(f)).__flags__ \
                 & _HEAPTYPE:                             # a user class or a callable object
+            if not self.operators and sees_operators(f, self.ctx):
+                self.guard_operators()
             traced = self.traced_object_call(f, level)
             if traced is not None:
                 return traced                            # not memoised: decided per call
@@ -238,9 +256,9 @@ class Run:
         generator stays primitive under a depth-dependent context (its frames run at the depth
         of whatever resumes them, not of the call that made it) and in a summary run (its
         frame is its identity in the log, which a summary log must not keep alive)."""
-        guarded = self.operators or guards_operators(fn, self.ctx)
-        self.operators = guarded        # from now on, every traced function guards operators
-        copy = instrumented_copy(fn, self.unsupported, guarded)
+        if not self.operators and guards_operators(fn, self.ctx):
+            self.guard_operators()
+        copy = instrumented_copy(fn, self.unsupported, self.operators)
         if copy is not None and fn.__code__.co_flags & 0x20 and (
                 self.ctx.depth_dependent or self.summary):
             return None
@@ -264,9 +282,9 @@ def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None,
         if copy is None or (copy.__defaults__ is fn.__defaults__
                             and copy.__kwdefaults__ is fn.__kwdefaults__):
             if copy is None and unsupported is not None:
-                unsupported[code] = _instrument(code, guarded).error
+                unsupported[code] = _instrument(code, guarded, fn.__globals__).error
             return copy
-    info = _instrument(code, guarded)
+    info = _instrument(code, guarded, fn.__globals__)
     if info.error is not None:
         if unsupported is not None:
             unsupported[fn.__code__] = info.error
@@ -297,9 +315,9 @@ def _forget(key: tuple, ref, copies: dict = _copies) -> None:
         copies.pop(key, None)
 
 
-def _instrument(code, guarded: bool = False):
+def _instrument(code, guarded: bool = False, scope: dict | None = None):
     from .instrument import instrument
-    return instrument(code, guarded)
+    return instrument(code, guarded, scope)
 
 
 def _long_lived(f) -> bool:

@@ -7,7 +7,7 @@ import types
 from .collector import collector_paused
 from .context import Context
 from .instrument.versions import check_supported
-from .operators import operator_arguments
+from .operator_guards import operator_arguments
 from .recorder import EntryMark, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
@@ -40,7 +40,8 @@ def track(f, *args, ctx: Context | None = None, values: str = "keep", **kwargs):
         raise ValueError(f"track: values must be one of {VALUE_MODES}, got {values!r}")
     log = SummaryLog() if values == "summary" else None
     run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT, log)
-    run.operators = operator_arguments(args, kwargs, run.ctx)
+    if operator_arguments(args, kwargs, run.ctx):
+        run.guard_operators()
     target = f.__func__ if type(f) is types.MethodType else f
     traced = None
     if type(target) is types.FunctionType and not target.__code__.co_flags & _GENERATOR \

@@ -96,11 +96,35 @@ for _name in CALLS:
 del _name
 
 # Operator instructions guarded for operands of the user's classes (``tracer.operators``):
-# name -> (operand count, dispatcher: "binary" or "unary"; BINARY_SUBSCR passes its two operands
-# to the unary dispatcher as one tuple).
-GUARDED_OPERATORS = {"BINARY_OP": (2, "binary"), "BINARY_SUBSCR": (2, "subscript"),
-                     "UNARY_NEGATIVE": (1, "unary"), "UNARY_POSITIVE": (1, "unary"),
-                     "UNARY_INVERT": (1, "unary"), "LOAD_ATTR": (1, "attribute")}
+# name -> (operands on the stack, how many of them (from the deepest) have their type tested,
+# dispatcher: "binary", "unary", "attribute", "subscript" (the unary dispatcher gets
+# ``(container, key)`` as one operand) or "slice" (``container[start:stop]``, the same)).
+GUARDED_OPERATORS = {"BINARY_OP": (2, 2, "binary"), "BINARY_SUBSCR": (2, 2, "subscript"),
+                     "UNARY_NEGATIVE": (1, 1, "unary"), "UNARY_POSITIVE": (1, 1, "unary"),
+                     "UNARY_INVERT": (1, 1, "unary"), "LOAD_ATTR": (1, 1, "attribute")}
+# the guarded sequence's forward jumps, by the truth of the tested value; instructions turning
+# ``operator_guards.GUARDING`` (a list) into what the jump tests
+GUARD_JUMPS = {"false": "POP_JUMP_FORWARD_IF_FALSE", "true": "POP_JUMP_FORWARD_IF_TRUE"}
+GUARD_SWITCH_TEST = ()
+
+
+def guarded_operator(ins):
+    """How ``ins`` is guarded: ``GUARDED_OPERATORS``' entry plus the operator (a function of
+    ``operator``, or the attribute's name), or None when it is not guarded."""
+    guard = GUARDED_OPERATORS.get(ins.name)
+    return None if guard is None else (*guard, operator_of(ins, guard[2]))
+
+
+def operator_of(ins, dispatcher: str):
+    """The operator a guarded instruction applies, for its dispatcher."""
+    if dispatcher == "binary":
+        return BINARY_OPS[ins.arg]
+    if dispatcher == "unary":
+        return UNARY_OPS[ins.name]
+    if dispatcher == "attribute":
+        return ins.arg
+    return operator.getitem          # subscript, slice
+
 
 # Code using these is left untraced (recorded as a primitive call): module and class bodies,
 # generators and coroutines.

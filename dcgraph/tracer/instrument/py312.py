@@ -16,6 +16,8 @@ kinds) with what 3.12 changed.
 """
 from __future__ import annotations
 
+import operator
+
 from bytecode import Instr
 
 from . import py311
@@ -34,8 +36,29 @@ TERMINATORS = {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"}
 DELEGATING_JUMPS = {"SEND"}        # as 3.11's; returning, it jumps to END_SEND (keeps the iterator)
 ENDS_BLOCK = set(CONDITIONAL_JUMPS) | UNCONDITIONAL_JUMPS | TERMINATORS | {"FOR_ITER"} \
     | DELEGATING_JUMPS
-# not ported: operators on user objects stay primitive calls here (``ad.dunders``)
-GUARDED_OPERATORS: dict = {}
+# Guarded operators (see ``py311``): unary ``+`` is ``CALL_INTRINSIC_1``, ``c[a:b]`` one
+# ``BINARY_SLICE`` (only the container's type is tested: the bounds' never pick a method), and
+# only a plain ``LOAD_ATTR`` (a method load is a call's callable, decided by the hook).
+GUARDED_OPERATORS = {name: guard for name, guard in py311.GUARDED_OPERATORS.items()
+                     if name != "UNARY_POSITIVE"}
+GUARDED_OPERATORS.update({"BINARY_SLICE": (3, 1, "slice"), "CALL_INTRINSIC_1": (1, 1, "unary")})
+GUARD_JUMPS = {"false": "POP_JUMP_IF_FALSE", "true": "POP_JUMP_IF_TRUE"}
+GUARD_SWITCH_TEST = ()
+# CALL_INTRINSIC_1's argument -> the operator it applies (the other intrinsics are no operators)
+INTRINSIC_OPERATORS = {5: operator.pos}     # INTRINSIC_UNARY_POSITIVE
+
+
+def guarded_operator(ins):
+    """As ``py311.guarded_operator``, for 3.12's instructions."""
+    guard = GUARDED_OPERATORS.get(ins.name)
+    if guard is None:
+        return None
+    if ins.name == "LOAD_ATTR":
+        return None if ins.arg[0] else (*guard, ins.arg[1])
+    if ins.name == "CALL_INTRINSIC_1":
+        fn = INTRINSIC_OPERATORS.get(int(ins.arg))
+        return None if fn is None else (*guard, fn)
+    return (*guard, py311.operator_of(ins, guard[2]))
 CALLS = {"CALL", "CALL_FUNCTION_EX"}
 FOLDABLE_TESTS = py311.FOLDABLE_TESTS
 FOLDING_JUMPS = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"}

@@ -17,14 +17,15 @@ from bytecode import CellVar, FreeVar, Instr
 
 from . import py312
 from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,  # noqa: F401
-                    DELEGATING_JUMPS,
+                    DELEGATING_JUMPS, GUARD_JUMPS, INTRINSIC_OPERATORS, guarded_operator,
                     FOLDABLE_TESTS, FOLDING_JUMPS, GENERATOR_FLAGS, INPLACE_FIRST, LITERAL_LOADS,
                     TERMINATORS, UNARY_OPS, UNCONDITIONAL_JUMPS,
                     UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count)
 
 ENDS_BLOCK = py312.ENDS_BLOCK
-# not ported: operators on user objects stay primitive calls here (``ad.dunders``)
-GUARDED_OPERATORS: dict = {}
+# guarded operators as on 3.12 (``TO_BOOL`` and ``CONVERT_VALUE`` pick no operator method)
+GUARDED_OPERATORS = py312.GUARDED_OPERATORS
+GUARD_SWITCH_TEST = ("TO_BOOL",)       # a jump tests exact bools only
 
 TRACED_GENERATOR_FLAGS = 0x20           # as 3.12 (probes follow the version's call layout)
 CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX"}

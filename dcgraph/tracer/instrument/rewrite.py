@@ -12,18 +12,15 @@ from __future__ import annotations
 import threading
 import types
 
-import operator
-
 from bytecode import Bytecode, Instr, Label, TryBegin
 from bytecode.instr import InstrLocation
 
 from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, _state, enter_generator,
                         resumed)
-from ..operators import (PLAIN_ATTRIBUTE_TYPES, PLAIN_TYPES, dispatch_attribute,
-                         dispatch_binary, dispatch_unary)
 from ..delegation import LandMark, delegated
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
+from .guards import guarded_site, switch_sites
 from .versions import opcode_table, semantics
 
 ops = opcode_table()     # the running interpreter's opcode tables
@@ -76,28 +73,31 @@ class CodeInfo:
         self.hidden = _HIDDEN + self.generator   # a generator's frame object lies under them
         self.resume_mark = ResumeMark(self) if self.generator else None
         self.made_mark = MadeMark(self) if self.generator else None
-        self.guarded = False             # operators guarded for the user's classes
         self.land_mark = LandMark(self) if self.generator else None
+        self.guarded = False             # every operator site guarded (``instrument.guards``)
+        self.switched: set = set()       # else: the sites that test the switch first
 
     def __repr__(self):
         return f"<CodeInfo {self.code.co_qualname}{' (unsupported)' if self.error else ''}>"
 
 
-def instrument(code: types.CodeType, guarded: bool = False) -> CodeInfo:
+def instrument(code: types.CodeType, guarded: bool = False, scope: dict | None = None) -> CodeInfo:
     """The cached CodeInfo of ``code``; ``info.error`` says why it could not be instrumented.
-    ``guarded``: operator instructions are guarded for operands of the user's classes
-    (``tracer.operators``; only where the version's table lists ``GUARDED_OPERATORS``).
+    Operator instructions the version's table lists (``GUARDED_OPERATORS``) are guarded for
+    operands of the user's classes (``instrument.guards``): all of them (``guarded``), or those
+    a call that may switch guards on precedes, judged with the globals ``scope`` (None: any
+    call may).
 
     Cached by identity: code objects compare equal across files (equality ignores
     ``co_filename``), and an equal code object must still keep its own file and lines."""
-    key = (id(code), guarded)
+    key = (id(code), True) if guarded else (id(code), False, id(scope))
     info = _cache.get(key)
     if info is not None and info.code is code:
         return info
     with _lock:
         info = _cache.get(key)
         if info is None or info.code is not code:
-            info = _build(code, guarded)
+            info = _build(code, guarded, scope)
             if info.transient:
                 return info
             while len(_cache) >= _CACHE_BOUND:
@@ -106,7 +106,7 @@ def instrument(code: types.CodeType, guarded: bool = False) -> CodeInfo:
     return info
 
 
-def _build(code: types.CodeType, guarded: bool = False) -> CodeInfo:
+def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = None) -> CodeInfo:
     info = CodeInfo(code)
     info.guarded = guarded
     if code.co_flags & ops.GENERATOR_FLAGS and not info.generator:
@@ -117,6 +117,8 @@ def _build(code: types.CodeType, guarded: bool = False) -> CodeInfo:
         bc = Bytecode.from_code(code)
         s = analyse(bc, code)
         _plan(info, s)
+        if not guarded and ops.GUARDED_OPERATORS:
+            info.switched = switch_sites(s, scope)
         out = _emit(info, s, bc)
         new = Bytecode(out)
         new._copy_attr_from(bc)
@@ -235,48 +237,6 @@ def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) ->
     raise AssertionError(kind)
 
 
-# [operands, NULL, dispatcher] -> [NULL, dispatcher, operands], by operand count
-_DISPATCH_ORDER = {1: (3, 2, 3, 2), 2: (4, 2, 4, 3)}
-
-
-def _guarded(info: CodeInfo, s: Structure, i: int, ins: Instr, guard: tuple) -> list:
-    """``ins`` (an operator, then its value probe) when every operand's type is in
-    ``operators.PLAIN_TYPES``; else a call of the ``operators`` dispatcher with the operands,
-    the frame's hook and the operator, which logs what it ran (and the value). Stack-neutral
-    apart from the instruction's own effect."""
-    if not ops.NULL_FIRST:
-        raise Unsupported("guarded operators are tabled for a NULL-first call layout only")
-    count, dispatcher = guard
-    plain = PLAIN_ATTRIBUTE_TYPES if dispatcher == "attribute" else PLAIN_TYPES
-    loc = ins.location
-    slow, done = Label(), Label()
-    seq = []
-    for j in range(count):               # type(operand) in PLAIN_TYPES, else the slow path
-        seq += [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", type, location=loc),
-                Instr("COPY", count - j + 2, location=loc), *ops.call_instrs(1, loc),
-                Instr("LOAD_CONST", plain, location=loc),
-                Instr("CONTAINS_OP", 0, location=loc),
-                Instr("POP_JUMP_FORWARD_IF_FALSE", slow, location=loc)]
-    seq.append(ins)
-    seq += _probe_after(info, s, i, ins, "value")
-    seq += [Instr("JUMP_FORWARD", done, location=loc), slow]
-    if dispatcher == "binary":
-        fn, call, stacked = ops.BINARY_OPS[ins.arg], dispatch_binary, 2
-    elif dispatcher == "attribute":
-        fn, call, stacked = ins.arg, dispatch_attribute, 1
-    else:
-        fn = operator.getitem if dispatcher == "subscript" else ops.UNARY_OPS[ins.name]
-        call, stacked = dispatch_unary, 1
-        if count == 2:                   # c[k]: the dispatcher takes (c, k) as one operand
-            seq.append(Instr("BUILD_TUPLE", 2, location=loc))
-    seq += [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", call, location=loc)]
-    seq += [Instr("SWAP", k, location=loc) for k in _DISPATCH_ORDER[stacked]]
-    depth = s.depth_before[i] - count + stacked + 2
-    seq += [Instr("COPY", depth + _HIDDEN, location=loc), Instr("LOAD_CONST", fn, location=loc),
-            *ops.call_instrs(stacked + 2, loc), done]
-    return seq
-
-
 def _resumed(depth: int, info: CodeInfo, loc) -> list:
     """After a generator's RESUME (``depth`` >= 1: the value sent in is on top): call
     ``recorder.resumed(mark, frame, sent, hook)`` and put the (append, hook) it returns into
@@ -389,11 +349,12 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
             below = ops.callee_below(s.instrs[call], call in s.self_layout)
             out += _hook(s.depth_before[i], below, loc)
         kind = info.probe[i]
-        guarded = ops.GUARDED_OPERATORS.get(ins.name) if kind == "value" and info.guarded \
-            else None
+        guarded = ops.guarded_operator(ins) if kind == "value" and (
+            info.guarded or i in info.switched) else None
         replaced = ops.rewrite(ins, loc)
         if guarded is not None:
-            out += _guarded(info, s, i, ins, guarded)
+            out += guarded_site(s, i, guarded, [ins] + _probe_after(info, s, i, ins, "value"),
+                                not info.guarded, _HIDDEN)
             kind = None                  # the probe is part of the guarded sequence
         elif replaced is not None:
             out += replaced

@@ -12,7 +12,8 @@ import operator
 
 from .. import ops
 from ..naming import bind, bind_attribute
-from ..operators import python_inplace, replay_operator
+from ..operator_guards import python_inplace
+from ..operators import replay_operator
 from . import py311
 
 __all__ = ["HANDLERS", "Folded", "Placeholder", "NULL"]

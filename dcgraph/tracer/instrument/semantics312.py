@@ -10,6 +10,7 @@ import operator
 
 from . import py312
 from .. import generators
+from ..operators import replay_operator
 from .semantics311 import H as _H311, NULL, Placeholder, registrar
 from .semantics311_flow import conditional_jump
 from ...tape.nodes import Node
@@ -99,6 +100,8 @@ def _load_attr(f, ins, i):
     if i in f.info.callee_producer:
         f.stack.append(Placeholder(obj, name))
         return
+    if not method and replay_operator(f, i, getattr, (obj,)):
+        return                      # a property's Python getter ran (``tracer.operators``)
     f.stack.append(f.call(getattr, (obj, f.r.literal(name)), f.r.take(), i))
 
 
@@ -128,7 +131,8 @@ def _slice(f, i, start, stop):
 def _binary_slice(f, ins, i):
     stop, start, container = f.use(), f.use(), f.use()
     key = _slice(f, i, start, stop)
-    f.stack.append(f.call(operator.getitem, (container, key), f.r.take(), i))
+    if not replay_operator(f, i, operator.getitem, (container, key)):
+        f.stack.append(f.call(operator.getitem, (container, key), f.r.take(), i))
 
 
 @handles("STORE_SLICE")
@@ -139,14 +143,16 @@ def _store_slice(f, ins, i):
     f.call(operator.setitem, (container, key, value), None, i, 0)
 
 
-_INTRINSIC_1 = {5: operator.pos, 6: tuple}      # INTRINSIC_UNARY_POSITIVE, _LIST_TO_TUPLE
+_INTRINSIC_1 = {**py312.INTRINSIC_OPERATORS, 6: tuple}      # 6: INTRINSIC_LIST_TO_TUPLE
 
 
 @handles("CALL_INTRINSIC_1")
 def _call_intrinsic_1(f, ins, i):
     a = f.use()
-    value = f.r.take()
     fn = _INTRINSIC_1.get(int(ins.arg))
+    if int(ins.arg) in py312.INTRINSIC_OPERATORS and replay_operator(f, i, fn, (a,)):
+        return                      # a user class's ``__pos__`` ran (``tracer.operators``)
+    value = f.r.take()
     if fn is None:                      # typing helpers (PEP 695): their value
         f.stack.append(f.constant(ins.arg.name.lower(), value, i))
     else:

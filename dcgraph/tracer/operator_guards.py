@@ -1,0 +1,182 @@
+"""When operator sites take their guarded path: which objects need it, and the switch.
+
+Operator instructions the running version tables (``guarded_operator`` in
+``instrument.py3xx``) can be guarded (``instrument.guards``): when every tested operand's type
+is in ``PLAIN_TYPES`` the instruction runs as before, else ``operators.dispatch_*`` traces the
+Python methods it runs. The type tests cost scalar loops about a quarter of their traced time,
+so a run guards only once it has met a class defining operators in Python
+(``Run.guard_operators``):
+
+- a root argument, or an item of a list, tuple or dict argument, is an instance of one
+  (``operator_arguments``);
+- a function it traces names one, or an instance of one, in its globals or closure
+  (``guards_operators``);
+- a call it decides is such a class, an instance of one (``__call__``), or a method bound to
+  one (``sees_operators``).
+
+From then on its calls run the guarded variant of their code, and the frames already running
+take the guarded path at their *switched* sites, which test ``GUARDING`` first (non-empty while
+some run guards: the run appends a token and takes it back at ``close``). Only the sites a call
+that the hook may trace precedes are switched: the switch can only turn on inside such a call.
+An operator on such an object that runs before any of those signs (the object reached only
+through an attribute or a nested container of another) goes through a plain instruction and is
+a primitive node, which ``ad.dunders`` differentiates by tracing the methods during the
+backward pass. A run of another thread that finds the switch on only pays the type tests: a
+site's outcome never depends on the switch.
+"""
+from __future__ import annotations
+
+import operator
+import types
+import weakref
+
+import numpy as np
+
+__all__ = ["PLAIN_TYPES", "PLAIN_ATTRIBUTE_TYPES", "DUNDERS", "OPERATOR_NAMES", "GUARDING",
+           "TABLED", "has_python_operators", "guards_operators", "operator_arguments",
+           "sees_operators", "python_inplace"]
+
+_FUNCTION = types.FunctionType
+_HEAPTYPE = 1 << 9
+
+
+def _plain_types() -> frozenset:
+    builtin = {int, float, complex, bool, str, bytes, bytearray, tuple, list, dict, set,
+               frozenset, range, slice, type(None), type, np.ndarray}
+    scalars = {t for t in np.sctypeDict.values() if isinstance(t, type)}
+    return frozenset(builtin | scalars)
+
+
+# Types whose operators are C code, whatever the other operand (a user class's reflected
+# method is still found: both operands are checked).
+PLAIN_TYPES = _plain_types()
+# ... and whose attributes are never a user's property (modules too)
+PLAIN_ATTRIBUTE_TYPES = PLAIN_TYPES | {types.ModuleType}
+
+
+def _dunders() -> dict:
+    """operator -> (method, reflected method, in-place method); unary ones have only a method.
+    ``operator.iadd`` maps to the binary names too: Python falls back to them."""
+    table = {}
+    for name in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "and",
+                 "or", "xor", "lshift", "rshift"):
+        method, reflected = f"__{name}__", f"__r{name}__"
+        table[getattr(operator, name if hasattr(operator, name) else name + "_")] = \
+            (method, reflected, None)
+        table[getattr(operator, "i" + name)] = (method, reflected, f"__i{name}__")
+    for name in ("neg", "pos", "invert", "getitem"):
+        table[getattr(operator, name)] = (f"__{name}__",)
+    return table
+
+
+DUNDERS = _dunders()
+OPERATOR_NAMES = frozenset(n for names in DUNDERS.values() for n in names if n is not None)
+
+# Non-empty while some run guards operators: every guarded site tests it first (its truth is
+# all that counts; tokens are appended and removed by ``Run``).
+GUARDING: list = []
+
+
+def _tabled() -> bool:
+    from .instrument.versions import opcode_table
+    return bool(getattr(opcode_table(), "GUARDED_OPERATORS", None))
+
+
+TABLED = _tabled()      # does the running version guard operator sites at all?
+
+
+def has_python_operators(cls) -> bool:
+    """Does the class ``cls`` (made by a class statement) define an operator in Python? Remembered per class (a class changed later keeps its first answer: guards are a
+    tracing choice, never a correctness one, as unguarded operators stay primitive nodes)."""
+    if not isinstance(cls, type) or not cls.__flags__ & _HEAPTYPE:
+        return False
+    hit = _verdicts.get(id(cls))
+    if hit is not None and hit[0]() is cls:
+        return hit[1]
+    verdict = _defines_operators(cls)
+    if len(_verdicts) >= _VERDICTS_BOUND:
+        _verdicts.clear()
+    _verdicts[id(cls)] = (weakref.ref(cls), verdict)
+    return verdict
+
+
+_verdicts: dict = {}      # id(class) -> (weak reference to it, has_python_operators)
+_VERDICTS_BOUND = 4096
+
+
+def _defines_operators(cls) -> bool:
+    for klass in cls.__mro__:
+        if klass.__flags__ & _HEAPTYPE:
+            d = klass.__dict__
+            if not OPERATOR_NAMES.isdisjoint(d) and any(
+                    type(d[name]) is _FUNCTION for name in OPERATOR_NAMES.intersection(d)):
+                return True
+    return False
+
+
+def _user_operators(cls, ctx) -> bool:
+    """Is ``cls`` a class defining operators in Python, from a module the context traces?"""
+    if not has_python_operators(cls):
+        return False
+    module = getattr(cls, "__module__", None)
+    return not (isinstance(module, str) and module.partition(".")[0] in ctx.primitive_modules)
+
+
+def _named(value, ctx) -> bool:
+    """Is ``value`` such a class, or an instance of one?"""
+    return _user_operators(value if isinstance(value, type) else type(value), ctx)
+
+
+def guards_operators(fn, ctx) -> bool:
+    """Does a name ``fn`` reads globally, or a cell it closes over, hold a class defining
+    operators in Python or an instance of one (classes of modules the context ``ctx`` keeps
+    primitive do not count: their methods are never traced)? False on a version whose table
+    guards no operators."""
+    if not TABLED:
+        return False
+    scope = fn.__globals__
+    for name in fn.__code__.co_names:
+        value = scope.get(name)
+        if value is not None and _named(value, ctx):
+            return True
+    for cell in fn.__closure__ or ():
+        try:
+            if _named(cell.cell_contents, ctx):
+                return True
+        except ValueError:              # an empty cell
+            pass
+    return False
+
+
+def operator_arguments(args: tuple, kwargs: dict, ctx) -> bool:
+    """Does a root argument (or an item of a list, tuple or dict argument) belong to a class
+    defining operators in Python?"""
+    if not TABLED:
+        return False
+    for value in (*args, *kwargs.values()) if kwargs else args:
+        kind = type(value)
+        if kind in PLAIN_TYPES and kind is not list and kind is not tuple and kind is not dict:
+            continue
+        items = value.values() if kind is dict else value if kind in (list, tuple) else (value,)
+        for item_kind in set(map(type, items)).difference(PLAIN_TYPES):   # in C: rows of floats
+            if _user_operators(item_kind, ctx):
+                return True
+    return False
+
+
+def sees_operators(f, ctx) -> bool:
+    """Is the callable ``f`` (a call being decided) a class defining operators in Python, an
+    instance of one, or a method bound to one?"""
+    if not TABLED:
+        return False
+    if type(f) is types.MethodType:
+        f = f.__self__
+    return _named(f, ctx)
+
+
+def python_inplace(fn, obj) -> bool:
+    """Is ``fn`` an in-place operator that ``obj``'s class defines in Python (so ``obj op= x``
+    may have changed ``obj``, and an unguarded replay records it as a mutation)?"""
+    names = DUNDERS.get(fn)
+    return names is not None and len(names) == 3 and names[2] is not None \
+        and type(getattr(type(obj), names[2], None)) is _FUNCTION
