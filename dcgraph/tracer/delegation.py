@@ -59,7 +59,7 @@ def delegated(iterator, frame, hook):
     if run is None or run.closed:
         return iterator
     traced = type(iterator) is types.GeneratorType and iterator.gi_frame is not None and (
-        id(iterator.gi_frame) in run.live_generators or id(iterator.gi_frame) in run.generators)
+        iterator.gi_frame in run.live_generators or iterator.gi_frame in run.generators)
     level.append((iterator, not traced))
     return iterator if traced else relay(iterator, level.append, frame)
 
