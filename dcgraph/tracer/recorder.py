@@ -58,6 +58,8 @@ class _State(threading.local):
 _state = _State()
 _new = object.__new__
 _TOO_DEEP = "first called within a few frames of the recursion limit: recorded as a primitive"
+_TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded as a primitive"
+_UNBOUND = (None, None, None)
 _TOO_DEEP_RESUMED = "resumed at the recursion limit: not recorded from there on"
 
 _PRIMITIVE = object()   # memo value: the callable runs as it is
@@ -86,13 +88,14 @@ def _remember(memo: dict, f, decision) -> None:
 class Level:
     """Decisions for calls made from traced frames at one call depth.
 
-    Neither the hook nor a traced frame's prologue calls Python code on their common path (the
-    prologue reads ``run.pending``, the pair ``(append, hook)`` the hook left for the callee, and
-    logs with ``append``; the hook makes the next level inline), so tracing takes no recursion
-    depth of its own beyond the hook's frame, which stands where the callee's frame will."""
+    The hook calls no Python code on its common path (it makes the next level and binds
+    methods inline), and a traced frame's prologue takes ``run.pending``, the pair ``(append,
+    hook)`` the hook left for the callee, and logs with ``append`` (on 3.12+ through
+    ``entry_pair``), so tracing takes no recursion depth beyond the hook's frame, which stands
+    where the callee's will and which ``headroom`` gives back."""
 
     __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
-                 "hook_method", "pair", "child")
+                 "hook_method", "pair", "child", "bound")
 
     def __init__(self, run: "Run", depth: int):
         self.run, self.depth, self.child_depth, self.child = run, depth, depth + 1, None
@@ -101,6 +104,7 @@ class Level:
         self.log, self.append = run.log, run.log.append
         self.hook_method = self.hook       # one bound method, handed to every frame
         self.pair = (self.append, self.hook_method)
+        self.bound = _UNBOUND              # the last (object, copy, copy bound to it)
 
     def hook(self, f):
         """Log the callable; return it (primitive) or its instrumented copy (traced).
@@ -137,13 +141,25 @@ class Level:
             child.memo_get, child.append, child.log = child.memo.get, self.append, self.log
             child.hook_method = child.hook
             child.pair = (child.append, child.hook_method)
+            child.bound = _UNBOUND
             run.levels.append(child)
         run.pending = child.pair         # taken by the callee's prologue if it is traced
         if type(entry) is tuple and entry[0] is func:
             copy = entry[1]
             if entry[2] is func.__code__ and copy.__defaults__ is func.__defaults__ \
                     and copy.__kwdefaults__ is func.__kwdefaults__:
-                return copy if func is f else types.MethodType(copy, f.__self__)
+                if func is f:
+                    return copy
+                obj, bound = f.__self__, self.bound     # inline: no frame above this one
+                if bound[0] is obj and bound[1] is copy:
+                    return bound[2]      # the last copy bound, to the same object
+                try:                     # a call 3.11 counts: with no room for it, this
+                    bound = types.MethodType(copy, obj)   # call (the deepest) runs untraced
+                except RecursionError:
+                    run.unsupported[func.__code__] = _TOO_DEEP_BOUND
+                    return f
+                self.bound = (obj, copy, bound)
+                return bound
         try:                             # first call, or f's code or defaults were replaced
             return run.decide(f, self)
         except RecursionError:           # deciding needs frames the program has not got:
@@ -198,6 +214,7 @@ class Run:
         self.log_end = len(self.log)
         for level in self.levels:
             level.hook_method = level.pair = level.child = None
+            level.bound = _UNBOUND
             level.memo_get = _no_entry
         self.pending = _Idle.pending
         self.levels.clear()
