@@ -42,33 +42,38 @@ _headroom = _Headroom()
 
 def widened(extra: int, room: _Headroom = _headroom) -> None:
     """A run needing ``extra`` frames starts: raise the limit if it needs more than it has."""
-    with room.lock:
-        room.active[extra] = room.active.get(extra, 0) + 1
-        _settle(room)
+    room.lock.acquire()
+    try:
+        active = room.active
+        active[extra] = active.get(extra, 0) + 1
+        _settle(room, active)
+    finally:
+        room.lock.release()
 
 
 def narrowed(extra: int, room: _Headroom = _headroom) -> None:
     """The run ``widened(extra)`` announced has ended: lower the limit to what the runs still
     active need (the user's own limit once none is)."""
-    with room.lock:
-        left = room.active[extra] - 1
+    room.lock.acquire()
+    try:
+        active = room.active
+        left = active.pop(extra) - 1
         if left:
-            room.active[extra] = left
-        else:
-            del room.active[extra]
-        _settle(room)
+            active[extra] = left
+        _settle(room, active)
+    finally:
+        room.lock.release()
 
 
-def _settle(room: _Headroom) -> None:
+def _settle(room: _Headroom, active: dict) -> None:
     """Set the limit to the user's plus the largest active ``extra`` (called under the lock)."""
     current = sys.getrecursionlimit()
-    if room.applied == 0 or current != room.base + room.applied:
+    if current != room.base + room.applied:
         room.base, room.applied = current, 0        # the user's limit, perhaps set meanwhile
-    want = max(room.active, default=0)
-    if want == room.applied:
-        return
-    try:
-        sys.setrecursionlimit(room.base + want)
-    except RecursionError:       # this thread is deeper than the lower limit: keep it raised
-        return
-    room.applied = want
+    want = max(active) if active else 0
+    if want != room.applied:
+        try:
+            sys.setrecursionlimit(room.base + want)
+        except RecursionError:   # this thread is deeper than the lower limit: keep it raised
+            return
+        room.applied = want
