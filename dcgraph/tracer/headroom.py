@@ -42,11 +42,18 @@ _headroom = _Headroom()
 
 def widened(extra: int, room: _Headroom = _headroom) -> None:
     """A run needing ``extra`` frames starts: raise the limit if it needs more than it has."""
-    room.lock.acquire()
+    room.lock.acquire()                 # (``with`` costs four times as much here)
     try:
         active = room.active
         active[extra] = active.get(extra, 0) + 1
-        _settle(room, active)
+        limit = sys.getrecursionlimit()
+        if limit != room.base + room.applied:
+            room.base, room.applied = limit, 0      # the user's limit, perhaps set meanwhile
+        if extra > room.applied:
+            sys.setrecursionlimit(room.base + extra)
+            room.applied = extra
+    except RecursionError:       # the user's limit is below this depth already: left as it is
+        pass
     finally:
         room.lock.release()
 
@@ -60,20 +67,14 @@ def narrowed(extra: int, room: _Headroom = _headroom) -> None:
         left = active.pop(extra) - 1
         if left:
             active[extra] = left
-        _settle(room, active)
+        limit = sys.getrecursionlimit()
+        if limit != room.base + room.applied:
+            room.base, room.applied = limit, 0      # the user's limit, set during the run
+        want = max(active) if active else 0
+        if want != room.applied:
+            sys.setrecursionlimit(room.base + want)
+            room.applied = want
+    except RecursionError:       # this thread is deeper than the lower limit: it stays raised
+        pass
     finally:
         room.lock.release()
-
-
-def _settle(room: _Headroom, active: dict) -> None:
-    """Set the limit to the user's plus the largest active ``extra`` (called under the lock)."""
-    current = sys.getrecursionlimit()
-    if current != room.base + room.applied:
-        room.base, room.applied = current, 0        # the user's limit, perhaps set meanwhile
-    want = max(active) if active else 0
-    if want != room.applied:
-        try:
-            sys.setrecursionlimit(room.base + want)
-        except RecursionError:   # this thread is deeper than the lower limit: keep it raised
-            return
-        room.applied = want

@@ -66,9 +66,9 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     state = _recorder_state
     previous, outer = getattr(state, "run", None), state.frames
     state.frames = frames = outer + callers + 1
-    widened(frames + _HOOK_FRAMES)
     state.run = run
     filters = screen(run.log)        # None unless the user set a trace or profile function
+    widened(frames + _HOOK_FRAMES)   # the last step before the run: narrowed whatever happens
     try:
         result = call(*args, **kwargs)
     except BaseException as exc:
