@@ -6,7 +6,7 @@ an entry point that calls it, such as ``grad``), plus, at the deepest point, the
 callee will stand (a C callee untraced needs no Python frame there). No Python function can
 run the user's root without a frame of its own, so instead of removing them the process's
 recursion limit is raised by exactly that many frames for the duration of the run:
-``widened(extra)`` / ``narrowed(extra)`` bracket a run that needs ``extra`` more frames.
+``widened(run, extra)`` / ``narrowed(run)`` bracket a run that needs ``extra`` more frames.
 
 The limit is process-wide (depth is counted per thread), so the bump is counted: runs may
 overlap (threads, a run inside a run) and the limit is always the user's limit plus the
@@ -16,6 +16,11 @@ their new limit (it stays once the runs end). Lowering the limit below the curre
 the thread that ends a run is refused by the interpreter; the limit then stays raised and the
 next run to start or end restores it. While a run is active, ``sys.getrecursionlimit()``
 reads the raised value (in every thread).
+
+Runs are keyed by their identity, so ending a run twice, or one whose start was interrupted
+(a KeyboardInterrupt between two bytecodes), is harmless: ``narrowed`` may be called from the
+run's exception path whatever happened. The lock is taken with ``with`` (an interrupt cannot
+land between acquiring it and the block that releases it).
 """
 from __future__ import annotations
 
@@ -34,47 +39,37 @@ class _Headroom:
         self.lock = threading.Lock()
         self.base = 0             # the user's limit (meaningful while ``applied`` > 0)
         self.applied = 0          # frames added to it now
-        self.active: dict = {}    # extra -> number of active runs that need it
+        self.active: dict = {}    # run (by identity) -> the extra frames it needs
 
 
 _headroom = _Headroom()
 
 
-def widened(extra: int, room: _Headroom = _headroom) -> None:
-    """A run needing ``extra`` frames starts: raise the limit if it needs more than it has."""
-    room.lock.acquire()                 # (``with`` costs four times as much here)
-    try:
-        active = room.active
-        active[extra] = active.get(extra, 0) + 1
-        limit = sys.getrecursionlimit()
-        if limit != room.base + room.applied:
-            room.base, room.applied = limit, 0      # the user's limit, perhaps set meanwhile
-        if extra > room.applied:
-            sys.setrecursionlimit(room.base + extra)
-            room.applied = extra
-    except RecursionError:       # the user's limit is below this depth already: left as it is
-        pass
-    finally:
-        room.lock.release()
+def widened(run, extra: int, room: _Headroom = _headroom) -> None:
+    """``run`` starts and needs ``extra`` frames: raise the limit if it has fewer."""
+    with room.lock:
+        room.active[run] = extra
+        _settle(room)
 
 
-def narrowed(extra: int, room: _Headroom = _headroom) -> None:
-    """The run ``widened(extra)`` announced has ended: lower the limit to what the runs still
-    active need (the user's own limit once none is)."""
-    room.lock.acquire()
-    try:
-        active = room.active
-        left = active.pop(extra) - 1
-        if left:
-            active[extra] = left
-        limit = sys.getrecursionlimit()
-        if limit != room.base + room.applied:
-            room.base, room.applied = limit, 0      # the user's limit, set during the run
-        want = max(active) if active else 0
-        if want != room.applied:
+def narrowed(run, room: _Headroom = _headroom) -> None:
+    """``run`` has ended (or never started): lower the limit to what the runs still active need
+    (the user's own limit once none is)."""
+    with room.lock:
+        if room.active.pop(run, None) is not None:
+            _settle(room)
+
+
+def _settle(room: _Headroom) -> None:
+    """Set the limit to the user's plus the largest active ``extra`` (called under the lock)."""
+    limit = sys.getrecursionlimit()
+    if limit != room.base + room.applied:
+        room.base, room.applied = limit, 0          # the user's limit, perhaps set meanwhile
+    active = room.active
+    want = max(active.values()) if active else 0
+    if want != room.applied:
+        try:
             sys.setrecursionlimit(room.base + want)
-            room.applied = want
-    except RecursionError:       # this thread is deeper than the lower limit: it stays raised
-        pass
-    finally:
-        room.lock.release()
+        except RecursionError:   # this thread is deeper than the new limit: left as it is
+            return
+        room.applied = want

@@ -68,14 +68,14 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     state.frames = frames = outer + callers + 1
     state.run = run
     filters = screen(run.log)        # None unless the user set a trace or profile function
-    widened(frames + _HOOK_FRAMES)   # the last step before the run: narrowed whatever happens
     try:
+        widened(run, frames + _HOOK_FRAMES)     # inside: narrowed whatever happens
         result = call(*args, **kwargs)
     except BaseException as exc:
         if filters is not None:
             filters.restore()
         state.run, state.frames = previous, outer
-        narrowed(frames + _HOOK_FRAMES)
+        narrowed(run)
         run.close()
         if log is not None:
             args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
@@ -86,7 +86,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     if filters is not None:
         filters.restore()
     state.run, state.frames = previous, outer
-    narrowed(frames + _HOOK_FRAMES)
+    narrowed(run)
     run.close()
     if log is not None:
         args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
