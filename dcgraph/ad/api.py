@@ -18,7 +18,7 @@ import inspect
 import numpy as np
 
 from ..tape import PrimitiveCall, Tape
-from ..tracer.track import track
+from ..tracer.track import traced_call
 from .compiled import GuardFailed, NotCompilable, compile_gradient, structure_key
 from .core import Sweep
 from .higher import gradient_rule
@@ -31,10 +31,11 @@ def grad(f, argnums=0):
     """``grad(f, argnums=0)(*args, **kwargs)``: the gradient of the real scalar ``f`` with
     respect to positional argument(s) ``argnums`` (an int, or a tuple giving a tuple)."""
     vg = value_and_grad(f, argnums)
+    evaluate = vg._dcgraph_evaluate
 
     @functools.wraps(f)
     def gradient(*args, **kwargs):
-        return vg(*args, **kwargs)[1]
+        return evaluate(args, kwargs, 2)[1]
 
     gradient.compiled = vg.compiled
     gradient._dcgraph_vjp = gradient_rule(f, argnums, False)     # grad(grad(f)) nests
@@ -47,8 +48,9 @@ def value_and_grad(f, argnums=0):
     single = type(argnums) is int
     checked: dict = {}                  # number of positional arguments -> argnums normalised
 
-    @functools.wraps(f)
-    def value_and_gradient(*args, **kwargs):
+    def evaluate(args: tuple, kwargs: dict, callers: int):
+        """The value and gradient; ``callers``: frames between the user's call and this one's
+        callee (``traced_call``), this one included."""
         nums_n = checked.get(len(args))
         if nums_n is None:
             nums_n = checked[len(args)] = _normalised(argnums, len(args))
@@ -60,7 +62,7 @@ def value_and_grad(f, argnums=0):
                 return value, cg.gradient(adjoints, nums_n[0], args, binding)
             adj = dict(zip(cg.wrt, adjoints))
         else:
-            value, tape = track(f, *args, **kwargs)
+            value, tape = traced_call(f, args, kwargs, callers=callers)
             seed = _scalar_seed(value)
             binding = _Binding(f, tape, args, kwargs)
             wrt = binding.nodes_for(nums_n)
@@ -71,6 +73,11 @@ def value_and_grad(f, argnums=0):
         grads = tuple(binding.gradient(adj, i, args) for i in nums_n)
         return value, grads[0] if isinstance(argnums, int) else grads
 
+    @functools.wraps(f)
+    def value_and_gradient(*args, **kwargs):
+        return evaluate(args, kwargs, 2)
+
+    value_and_gradient._dcgraph_evaluate = evaluate
     value_and_gradient.compiled = cache
     value_and_gradient._dcgraph_vjp = gradient_rule(f, argnums, True)
     return value_and_gradient
@@ -79,7 +86,7 @@ def value_and_grad(f, argnums=0):
 def vjp(f, *args, **kwargs):
     """``vjp(f, *args, **kwargs) -> (value, pullback)``; ``pullback(g)`` returns one gradient
     per positional argument (a tuple), for an output adjoint ``g`` shaped like ``value``."""
-    value, tape = track(f, *args, **kwargs)
+    value, tape = traced_call(f, args, kwargs, callers=1)
     binding = _Binding(f, tape, args, kwargs)
     wrt = binding.nodes_for(range(len(args)))
 

@@ -179,80 +179,91 @@ class Sweep(Activity):
         self.sweep(tape)
 
     def sweep(self, tape) -> None:
+        """Pull the adjoints back through ``tape``'s nodes, last first, and through each nested
+        call's tape where the call stands; nested tapes go on an explicit stack, so a tape as
+        deep as the program's recursion needs no recursion depth here."""
         adj = self.adj
         get = adj.get
         rules = RULES
         fast = _FAST
         scalars = SCALARS
-        for node in reversed(tape.nodes):
-            g = get(node)
-            t = type(node)
-            if g is None:
-                if t is NestedCall:
-                    self.nested(node, None)
-                continue
-            if t is PrimitiveCall:
-                try:
-                    rule = rules.get(node.fn)
-                except TypeError:
-                    rule = None
-                if rule is None:
-                    self.missing(node, g)
+        stack = [reversed(tape.nodes)]
+        while stack:
+            for node in stack[-1]:
+                g = get(node)
+                t = type(node)
+                if g is None:
+                    if t is NestedCall and node.child is not None:
+                        stack.append(reversed(node.child.nodes))
+                        break
                     continue
-                # fast paths: one or two positional real scalars (mutations never qualify)
-                f2 = rule.fast2
-                if f2 is not None:
-                    args = node.args
-                    if len(args) == 2 and not node.kwargs:
-                        a, b = args
-                        va = a.value
-                        vb = b.value
-                        ta = type(va)
-                        tb = type(vb)
-                        if ta in fast and tb in fast:
-                            ans = node.value
-                            if ta in scalars and type(a) is not Constant:
-                                ga = f2[0](g, ans, va, vb)
+                if t is PrimitiveCall:
+                    try:
+                        rule = rules.get(node.fn)
+                    except TypeError:
+                        rule = None
+                    if rule is None:
+                        self.missing(node, g)
+                        continue
+                    # fast paths: one or two positional real scalars (mutations never qualify)
+                    f2 = rule.fast2
+                    if f2 is not None:
+                        args = node.args
+                        if len(args) == 2 and not node.kwargs:
+                            a, b = args
+                            va = a.value
+                            vb = b.value
+                            ta = type(va)
+                            tb = type(vb)
+                            if ta in fast and tb in fast:
+                                ans = node.value
+                                if ta in scalars and type(a) is not Constant:
+                                    ga = f2[0](g, ans, va, vb)
+                                    old = get(a)
+                                    adj[a] = ga if old is None else old + ga
+                                if tb in scalars and type(b) is not Constant:
+                                    gb = f2[1](g, ans, va, vb)
+                                    old = get(b)
+                                    adj[b] = gb if old is None else old + gb
+                                continue
+                    f1 = rule.fast1
+                    if f1 is not None:
+                        args = node.args
+                        if len(args) == 1 and not node.kwargs:
+                            a = args[0]
+                            va = a.value
+                            if type(va) in scalars and type(a) is not Constant:
+                                ga = f1(g, node.value, va)
                                 old = get(a)
                                 adj[a] = ga if old is None else old + ga
-                            if tb in scalars and type(b) is not Constant:
-                                gb = f2[1](g, ans, va, vb)
-                                old = get(b)
-                                adj[b] = gb if old is None else old + gb
-                            continue
-                f1 = rule.fast1
-                if f1 is not None:
-                    args = node.args
-                    if len(args) == 1 and not node.kwargs:
-                        a = args[0]
-                        va = a.value
-                        if type(va) in scalars and type(a) is not Constant:
-                            ga = f1(g, node.value, va)
-                            old = get(a)
-                            adj[a] = ga if old is None else old + ga
-                            continue
-                if type(g) is Sparse and not rule.sparse and type(node.value) is ndarray:
-                    g = dense_array(node.value.shape, g, node.value.dtype)
-                if node.mutates is not None and not _writes_out(node):
-                    if node.fn in DUNDERS and python_operator(node.fn, [a.value for a in node.args]):
-                        pull_through_python(self, node, g)   # a user class's in-place method
-                    elif rule.inplace is None:
-                        self.missing(node, g)
+                                continue
+                    if type(g) is Sparse and not rule.sparse and type(node.value) is ndarray:
+                        g = dense_array(node.value.shape, g, node.value.dtype)
+                    if node.mutates is not None and not _writes_out(node):
+                        if node.fn in DUNDERS and python_operator(node.fn, [a.value for a in node.args]):
+                            pull_through_python(self, node, g)   # a user class's in-place method
+                        elif rule.inplace is None:
+                            self.missing(node, g)
+                        else:
+                            rule.inplace(self, node, g)
+                    elif rule.vjps is None:
+                        rule.node(self, node, g)
                     else:
-                        rule.inplace(self, node, g)
-                elif rule.vjps is None:
-                    rule.node(self, node, g)
-                else:
-                    self.apply(node, rule, g)
-            elif t is Phi:
-                src = node.source
-                if type(src) is not Constant:
-                    old = get(src)
-                    adj[src] = g if old is None else old + g
-            elif t is NestedCall:
-                self.nested(node, g)
-            elif t is Argument:
-                self.argument(node, g)
+                        self.apply(node, rule, g)
+                elif t is Phi:
+                    src = node.source
+                    if type(src) is not Constant:
+                        old = get(src)
+                        adj[src] = g if old is None else old + g
+                elif t is NestedCall:
+                    if node.child is not None:
+                        self.seed_child(node, g)
+                        stack.append(reversed(node.child.nodes))
+                        break
+                elif t is Argument:
+                    self.argument(node, g)
+            else:
+                stack.pop()          # this tape is done: back to the one that called it
 
     def apply(self, node, rule, g) -> None:
         """Pull ``g`` back through ``node`` with ``rule``'s value rules (general path)."""
@@ -323,15 +334,12 @@ class Sweep(Activity):
             f"dcgraph.ad: the rule for {primitive_name(node.fn)} cannot differentiate keyword "
             f"argument {name!r} (called at {node.loc}); pass it positionally or register a rule")
 
-    def nested(self, node, g) -> None:
-        child = node.child
-        if child is None:
-            return
+    def seed_child(self, node, g) -> None:
+        """Give the value the nested call ``node``'s tape returned the call's adjoint ``g``."""
         if g is not None:
-            ret = child.returned
+            ret = node.child.returned
             if isinstance(ret, Return) and ret.inputs:     # Return, or a segment's Yield
                 self.add(ret.inputs[0], g)
-        self.sweep(child)
 
     def argument(self, node, g) -> None:
         src = node.source

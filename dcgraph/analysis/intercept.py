@@ -22,13 +22,14 @@ import sys
 import types
 
 from . import random_primitives as registry
-from ..tracer.track import track
+from ..tracer.track import track, traced_call
 from .addresses import Addresser, site_of_frames
 from .randomcontext import RandomContext
 
 __all__ = ["Draw", "ChoicePolicy", "run_with_choices"]
 
-_TRACK_CODE = track.__code__    # frames above the traced ones belong to the caller of track
+_TRACK_CODE = traced_call.__code__  # the frame calling the program (``track``'s callee): it and
+                                    # the frames above it belong to the caller of ``track``
 
 
 class Draw:

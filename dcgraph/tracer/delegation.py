@@ -59,8 +59,8 @@ def delegated(iterator, frame, hook):
     if run is None or run.closed:
         return iterator
     traced = type(iterator) is types.GeneratorType and iterator.gi_frame is not None and (
-        id(iterator.gi_frame) in run.live_generators or id(iterator.gi_frame) in run.generators)
-    level.append((iterator, not traced))
+        iterator.gi_frame in run.live_generators or iterator.gi_frame in run.generators)
+    level.log.append((iterator, not traced))   # as a method: no call 3.11 counts (``headroom``)
     return iterator if traced else relay(iterator, level.append, frame)
 
 

@@ -27,7 +27,7 @@ from .operator_guards import GUARDING, guards_operators, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "enter_generator",
-           "resumed", "Missing"]
+           "entry_pair", "resumed", "Missing"]
 
 
 def _discard(_value):
@@ -48,14 +48,19 @@ class _Idle:
 
 class _State(threading.local):
     """Per thread: the active run (its ``pending`` pair is what the next traced frame's
-    prologue takes, see ``Level.hook``)."""
+    prologue takes, see ``Level.hook``) and the frames ``track`` and its callers add below
+    the runs active in this thread (``headroom``)."""
 
     run = _Idle()
+    frames = 0
 
 
 _state = _State()
 _new = object.__new__
 _TOO_DEEP = "first called within a few frames of the recursion limit: recorded as a primitive"
+_TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded as a primitive"
+_UNBOUND = (None, None, None)
+_TOO_DEEP_RESUMED = "resumed at the recursion limit: not recorded from there on"
 
 _PRIMITIVE = object()   # memo value: the callable runs as it is
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
@@ -72,48 +77,58 @@ _C_CALLABLES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.M
 
 def _remember(memo: dict, f, decision) -> None:
     """Memoise by identity (never ``__hash__``/``__eq__``: a proxy equal to the function it
-    wraps is a callable of its own); the entry keeps ``f`` alive, so its id stays unique. A
-    primitive's entry is ``f`` itself (one identity test in the hook), a traced one's the tuple
-    ``(f, copy, code)``."""
-    memo[id(f)] = f if decision is _PRIMITIVE else (
+    wraps is a callable of its own): a Python function under itself (its hash and equality
+    are its identity), anything else under its ``id`` (the entry keeps ``f`` alive, so its id
+    stays unique). A primitive's entry is ``f`` itself (one identity test in the hook), a
+    traced one's the tuple ``(f, copy, code)``."""
+    memo[f if type(f) is types.FunctionType else id(f)] = f if decision is _PRIMITIVE else (
         f, decision, f.__code__ if type(f) is types.FunctionType else None)
 
 
 class Level:
     """Decisions for calls made from traced frames at one call depth.
 
-    Neither the hook nor a traced frame's prologue calls Python code on their common path (the
-    prologue reads ``run.pending``, the pair ``(append, hook)`` the hook left for the callee, and
-    logs with ``append``; the hook makes the next level inline), so tracing takes no recursion
-    depth of its own beyond the hook's frame, which stands where the callee's frame will."""
+    The hook calls no Python code on its common path (it makes the next level and binds
+    methods inline), and a traced frame's prologue takes ``run.pending``, the pair ``(append,
+    hook)`` the hook left for the callee, and logs with ``append`` (on 3.12+ through
+    ``entry_pair``), so tracing takes no recursion depth beyond the hook's frame, which stands
+    where the callee's will and which ``headroom`` gives back."""
 
-    __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "append", "hook_method",
-                 "pair", "child")
+    __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
+                 "hook_method", "pair", "child", "bound")
 
     def __init__(self, run: "Run", depth: int):
         self.run, self.depth, self.child_depth, self.child = run, depth, depth + 1, None
         self.memo = run.shared_memo if run.shared_memo is not None else {}
         self.memo_get = self.memo.get
-        self.append = run.log.append
+        self.log, self.append = run.log, run.log.append
         self.hook_method = self.hook       # one bound method, handed to every frame
         self.pair = (self.append, self.hook_method)
+        self.bound = _UNBOUND              # the last (object, copy, copy bound to it)
 
     def hook(self, f):
-        """Log the callable; return it (primitive) or its instrumented copy (traced)."""
-        self.append(f)
+        """Log the callable; return it (primitive) or its instrumented copy (traced).
+
+        Its frame stands where the callee's will; its common path makes no C call that 3.11
+        counts against the recursion limit (``list.append`` called as a method, ``dict.get``,
+        ``type``; functions are memoised under themselves, not ``id``), so a program's deepest
+        frame can call through it wherever it could call untraced (``headroom``)."""
+        self.log.append(f)
         kind = type(f)
         if kind in _BUILTIN_CALLABLES:
             return f                     # always primitive; bound ones are new objects per call
-        entry = self.memo_get(id(f))
+        func = f
+        if kind is types.FunctionType:
+            entry = self.memo_get(f)
+        elif kind is types.MethodType:   # a new object per call: the memo holds its function
+            func = f.__func__
+            entry = self.memo_get(func if type(func) is types.FunctionType else id(func))
+            if entry is func:
+                return f
+        else:
+            entry = self.memo_get(id(f))
         if entry is f:
             return f                     # a primitive
-        func = f
-        if entry is None:
-            if kind is types.MethodType:  # a new object per call: the memo holds its function
-                func = f.__func__
-                entry = self.memo_get(id(func))
-                if entry is func:
-                    return f
         run = self.run
         child = self.child
         if child is None:                # Level(run, depth + 1), spelled out: no deeper frame
@@ -123,16 +138,28 @@ class Level:
             child.run, child.depth, child.child_depth, child.child = \
                 run, self.child_depth, self.child_depth + 1, None
             child.memo = run.shared_memo if run.shared_memo is not None else {}
-            child.memo_get, child.append = child.memo.get, self.append
+            child.memo_get, child.append, child.log = child.memo.get, self.append, self.log
             child.hook_method = child.hook
             child.pair = (child.append, child.hook_method)
+            child.bound = _UNBOUND
             run.levels.append(child)
         run.pending = child.pair         # taken by the callee's prologue if it is traced
         if type(entry) is tuple and entry[0] is func:
             copy = entry[1]
             if entry[2] is func.__code__ and copy.__defaults__ is func.__defaults__ \
                     and copy.__kwdefaults__ is func.__kwdefaults__:
-                return copy if func is f else types.MethodType(copy, f.__self__)
+                if func is f:
+                    return copy
+                obj, bound = f.__self__, self.bound     # inline: no frame above this one
+                if bound[0] is obj and bound[1] is copy:
+                    return bound[2]      # the last copy bound, to the same object
+                try:                     # a call 3.11 counts: with no room for it, this
+                    bound = types.MethodType(copy, obj)   # call (the deepest) runs untraced
+                except RecursionError:
+                    run.unsupported[func.__code__] = _TOO_DEEP_BOUND
+                    return f
+                self.bound = (obj, copy, bound)
+                return bound
         try:                             # first call, or f's code or defaults were replaced
             return run.decide(f, self)
         except RecursionError:           # deciding needs frames the program has not got:
@@ -167,8 +194,10 @@ class Run:
             self.levels[0].child = self.levels[0]   # no answer depends on the depth: one level
         self.pending = self.levels[0].pair                # the root frame's (append, hook)
         self.unsupported: dict = {}     # code -> reason it was not instrumented
-        self.generators: dict = {}      # id(frame) -> call depth, for generators made here
-        self.live_generators: set = set()   # id(frame) of those started here and logging
+        # generator frame objects (the log holds them anyway; hashed by identity, and no
+        # ``id`` call, which 3.11 counts against the recursion limit: ``headroom``)
+        self.generators: dict = {}      # frame -> the (append, hook) of its level, made here
+        self.live_generators: dict = {}     # frame -> None, started here and logging
         self.closed = False
         self.log_end = None             # len(log) at close: a generator resumed later logs past it
         # class -> its constructor (``classes.constructor``); none kept for a summary log
@@ -188,6 +217,7 @@ class Run:
             GUARDING.remove(self.guard_token)
         for level in self.levels:
             level.hook_method = level.pair = level.child = None
+            level.bound = _UNBOUND
             level.memo_get = _no_entry
         self.pending = _Idle.pending
         self.levels.clear()
@@ -340,7 +370,7 @@ def _starter(copy: types.FunctionType, info, fn: types.FunctionType):
         run = _state.run
         if not run.closed:
             frame = generator.gi_frame
-            run.generators[id(frame)] = run.pending
+            run.generators[frame] = run.pending
             run.log.append(made)
             run.log.append(frame)
         return generator
@@ -351,23 +381,36 @@ def _starter(copy: types.FunctionType, info, fn: types.FunctionType):
     return start
 
 
+def entry_pair() -> tuple:
+    """The ``(append, hook)`` pair a traced frame's prologue takes (``run.pending``), read
+    through a call on 3.12 and later (``instrument``'s ``ENTRY_CALLS``): there the Python-level
+    recursion limit counts Python frames only, and this call's frame, one level above the new
+    frame, fails exactly when the program would have no room for that frame untraced (with the
+    limit raised by ``headroom``); the error is raised in the new frame. On 3.11 the prologue's
+    first ``append``, a C call that counts, does the same."""
+    return _state.run.pending
+
+
 def enter_generator(mark, args: tuple):
     """Called by an instrumented generator frame when it first runs: if a traced call of the
     active run made it, log its start (mark, frame, arguments) and return (append, hook,
     frame); else (a generator of another run) log nothing and trace nothing."""
     frame = sys._getframe(1)
-    run = _state.run
+    try:
+        run = _state.run
+    except RecursionError:    # 3.11 counts reading a thread-local as a C call: no room for it
+        return _discard, _identity, None  # (the replay shows it as one started elsewhere)
     if run.closed:
         return _discard, _identity, None
-    pair = run.generators.pop(id(frame), None)
+    pair = run.generators.pop(frame, None)
     if pair is None:
         return _discard, _identity, None
-    run.live_generators.add(id(frame))
-    append, hook = pair
-    append(mark)
-    append(frame)
-    append(args)
-    return append, hook, frame
+    run.live_generators[frame] = None
+    log = run.log                       # ``append``'s list, appended to as a method (as the
+    log.append(mark)                    # hook does: no C call 3.11 counts)
+    log.append(frame)
+    log.append(args)
+    return pair[0], pair[1], frame
 
 
 def resumed(mark, frame, sent, hook):
@@ -380,11 +423,17 @@ def resumed(mark, frame, sent, hook):
     owner = getattr(level, "run", None)
     if owner is None:
         return _discard, _identity
-    if _state.run is not owner or owner.closed or id(frame) not in owner.live_generators:
-        owner.live_generators.discard(id(frame))
+    try:
+        current = _state.run
+    except RecursionError:    # 3.11 counts reading a thread-local as a C call: no room for it
+        owner.unsupported[frame.f_code] = _TOO_DEEP_RESUMED
+        owner.live_generators.pop(frame, None)
         return _discard, _identity
-    append = level.append
-    append(mark)
-    append(frame)
-    append(sent)
-    return append, hook
+    if current is not owner or owner.closed or frame not in owner.live_generators:
+        owner.live_generators.pop(frame, None)
+        return _discard, _identity
+    log = level.log                     # appended to as a method: see ``enter_generator``
+    log.append(mark)
+    log.append(frame)
+    log.append(sent)
+    return level.append, hook

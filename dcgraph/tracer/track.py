@@ -6,6 +6,7 @@ import types
 
 from .collector import collector_paused
 from .context import Context
+from .headroom import narrowed, widened
 from .instrument.versions import check_supported
 from .operator_guards import operator_arguments
 from .recorder import EntryMark, Run
@@ -15,10 +16,11 @@ from .screen import screen
 from .summary import VALUE_MODES, SummaryLog
 from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 
-__all__ = ["track"]
+__all__ = ["track", "traced_call"]
 
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
 _GENERATOR = 0x20              # CO_GENERATOR
+_HOOK_FRAMES = 1               # the call hook's frame, at the deepest point (``headroom``)
 
 
 def track(f, *args, ctx: Context | None = None, values: str = "keep", **kwargs):
@@ -34,7 +36,19 @@ def track(f, *args, ctx: Context | None = None, values: str = "keep", **kwargs):
     produced lives as long as the tape. ``values="summary"``: the log keeps a ``Summary`` of
     each value (type, shape, dtype, short repr) and no reference, so objects live as in the
     untraced run; consumers that compute with values refuse such a tape (``summary``).
+
+    ``f`` gets the recursion depth it has when called directly from ``track``'s caller
+    (``headroom``): the limit is raised by the frames tracing adds while it runs.
     """
+    return traced_call(f, args, kwargs, ctx, values, 1)
+
+
+def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values: str = "keep",
+                callers: int = 0):
+    """``track(f, *args, ctx=ctx, values=values, **kwargs)`` for dcgraph's entry points;
+    ``callers`` is how many of their frames stand between the user's call and this function's
+    (``track``'s one): the run's recursion limit is raised by those, this frame and the hook's,
+    plus those of the runs this one is nested in (in this thread)."""
     check_supported()
     if values not in VALUE_MODES:
         raise ValueError(f"track: values must be one of {VALUE_MODES}, got {values!r}")
@@ -51,15 +65,18 @@ def track(f, *args, ctx: Context | None = None, values: str = "keep", **kwargs):
     if traced is not None:
         call = traced if target is f else types.MethodType(traced, f.__self__)
     state = _recorder_state
-    previous = getattr(state, "run", None)
+    previous, outer = getattr(state, "run", None), state.frames
+    state.frames = frames = outer + callers + 1
     state.run = run
     filters = screen(run.log)        # None unless the user set a trace or profile function
     try:
+        widened(run, frames + _HOOK_FRAMES)     # inside: narrowed whatever happens
         result = call(*args, **kwargs)
     except BaseException as exc:
         if filters is not None:
             filters.restore()
-        state.run = previous
+        state.run, state.frames = previous, outer
+        narrowed(run)
         run.close()
         if log is not None:
             args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
@@ -69,7 +86,8 @@ def track(f, *args, ctx: Context | None = None, values: str = "keep", **kwargs):
         raise
     if filters is not None:
         filters.restore()
-    state.run = previous
+    state.run, state.frames = previous, outer
+    narrowed(run)
     run.close()
     if log is not None:
         args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}

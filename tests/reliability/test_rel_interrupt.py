@@ -2,6 +2,7 @@
 a tape that lints, whether the program caught it or not."""
 import random
 import signal
+import sys
 import threading
 
 import pytest
@@ -43,6 +44,7 @@ def _interrupt(signum, frame):
 @pytest.mark.parametrize("trials", [30, pytest.param(200, marks=pytest.mark.slow)])
 def test_interrupted_runs_leave_tapes_that_lint(trials):
     previous = signal.signal(signal.SIGALRM, _interrupt)
+    limit = sys.getrecursionlimit()
     rng = random.Random(7)
     linted = 0
     try:
@@ -63,3 +65,4 @@ def test_interrupted_runs_leave_tapes_that_lint(trials):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     assert linted >= trials * 2 // 3   # some interrupts land in track itself, before a tape
+    assert sys.getrecursionlimit() == limit    # wherever they land (``tracer.headroom``)

@@ -17,6 +17,9 @@ def countdown(n):
 
 
 def test_concurrent_builds_leave_the_recursion_limit_alone():
+    """While runs are active the limit is the user's plus one run's headroom (``track``'s and
+    ``traced_call``'s frames and the hook's, ``tracer.headroom``), never more however many
+    overlap; afterwards exactly the user's."""
     limit = sys.getrecursionlimit()
     seen, stop, errors, tapes = set(), threading.Event(), [], []
 
@@ -45,7 +48,7 @@ def test_concurrent_builds_leave_the_recursion_limit_alone():
     watcher.join()
     assert errors == []
     assert sys.getrecursionlimit() == limit
-    assert seen == {limit}
+    assert seen <= {limit, limit + 3}
     assert len(tapes) == 8 * 3 * 2
     for f, n, result, tape in tapes:
         assert result == (sum(k * 0.5 for k in range(n)) if f is loop else n)

@@ -229,6 +229,8 @@ FOR_ITER_SKIP = 0      # instructions at FOR_ITER's target the interpreter skips
 NULL_FIRST = True      # a call's NULL (or bound ``self``'s function) sits under the callable
 NULL_SLOT_OF_CALL = 0  # index, among a CALL's popped slots, of the NULL-or-function slot
 LOAD_CLOSURE = "LOAD_CLOSURE"           # the instruction pushing a cell object
+ENTRY_CALLS = False    # the prologue reads its pair, no call: its first append, a C call,
+                       # counts against the recursion limit (``recorder.entry_pair``)
 
 
 def local_access(ins, cells: frozenset) -> tuple:

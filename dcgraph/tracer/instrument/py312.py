@@ -83,6 +83,8 @@ LITERAL_LOADS = {"LOAD_CONST", "RETURN_CONST"}
 FOR_ITER_SKIP = 1
 NULL_FIRST = True
 NULL_SLOT_OF_CALL = 0
+ENTRY_CALLS = True     # C calls no longer count against the recursion limit: the prologue
+                       # takes its pair through a Python call (``recorder.entry_pair``)
 
 _FIXED = {"KW_NAMES": (0, 0), "FOR_ITER": (0, 1), "END_FOR": (2, 0), "RETURN_CONST": (0, 0),
           "LOAD_FAST_CHECK": (0, 1), "LOAD_FAST_AND_CLEAR": (0, 1), "BINARY_SLICE": (3, 1),

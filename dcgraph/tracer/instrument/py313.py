@@ -38,6 +38,7 @@ PROBE_KIND.update({"CALL_KW": "call", "SET_FUNCTION_ATTRIBUTE": "value",
 FOR_ITER_SKIP = 2
 NULL_FIRST = False
 NULL_SLOT_OF_CALL = 1
+ENTRY_CALLS = True     # as on 3.12
 LOAD_CLOSURE = "LOAD_FAST"       # of a CellVar/FreeVar: pushes the cell
 
 _FIXED = {"TO_BOOL": (0, 0), "END_FOR": (1, 0), "MAKE_FUNCTION": (1, 1),

@@ -16,7 +16,7 @@ from bytecode import Bytecode, Instr, Label, TryBegin
 from bytecode.instr import InstrLocation
 
 from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, _state, enter_generator,
-                        resumed)
+                        entry_pair, resumed)
 from ..delegation import LandMark, delegated
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
@@ -279,8 +279,9 @@ def _landed(info: CodeInfo, depth: int, loc) -> list:
 
 def _prologue(info: CodeInfo, loc) -> list:
     """Push the run's hook and ``append`` (``_state.run.pending``, left by the hook that let
-    this call in) into the hidden slots, then log the entry mark and the arguments. No Python
-    function is called, so a traced frame needs no more recursion depth than the plain one.
+    this call in) into the hidden slots, then log the entry mark and the arguments. Where the
+    version's ``ENTRY_CALLS`` says so (3.12+) the pair comes from ``recorder.entry_pair``,
+    whose frame fails where the program has no room for this frame (see ``headroom``).
     A generator's frame instead calls ``recorder.enter_generator`` (it runs later, at whatever
     depth resumes it), which also pushes the frame object under the hidden slots."""
     code = info.code
@@ -299,10 +300,14 @@ def _prologue(info: CodeInfo, loc) -> list:
         seq.insert(0 if ops.NULL_FIRST else 1, Instr("PUSH_NULL", location=loc))
         return seq + [Instr("LOAD_CONST", info.resume_mark, location=loc), *load,
                       *ops.call_instrs(2, loc), Instr("UNPACK_SEQUENCE", info.hidden, location=loc)]
-    seq = [Instr("LOAD_CONST", _state, location=loc),
-           Instr("LOAD_ATTR", ops.attr_arg("run"), location=loc),
-           Instr("LOAD_ATTR", ops.attr_arg("pending"), location=loc),
-           Instr("UNPACK_SEQUENCE", 2, location=loc)]
+    if ops.ENTRY_CALLS:       # a frame one level up, as deep as this frame's first call
+        seq = [*_callable(entry_pair, loc), *ops.call_instrs(0, loc),
+               Instr("UNPACK_SEQUENCE", 2, location=loc)]
+    else:
+        seq = [Instr("LOAD_CONST", _state, location=loc),
+               Instr("LOAD_ATTR", ops.attr_arg("run"), location=loc),
+               Instr("LOAD_ATTR", ops.attr_arg("pending"), location=loc),
+               Instr("UNPACK_SEQUENCE", 2, location=loc)]
     seq += _log(0, [Instr("LOAD_CONST", info.entry_mark, location=loc)], loc)
     return seq + _log(0, load, loc)
 

@@ -1,0 +1,75 @@
+"""Give a traced run back the recursion depth dcgraph's own frames take.
+
+A traced program runs above frames it would not have untraced: ``track``'s own (and those of
+an entry point that calls it, such as ``grad``), plus, at the deepest point, the call hook
+(``recorder.Level.hook``), a Python frame that stands one level above the caller, where the
+callee will stand (a C callee untraced needs no Python frame there). No Python function can
+run the user's root without a frame of its own, so instead of removing them the process's
+recursion limit is raised by exactly that many frames for the duration of the run:
+``widened(run, extra)`` / ``narrowed(run)`` bracket a run that needs ``extra`` more frames.
+
+The limit is process-wide (depth is counted per thread), so the bump is counted: runs may
+overlap (threads, a run inside a run) and the limit is always the user's limit plus the
+largest ``extra`` of the runs active now; the last run to end restores the user's limit
+exactly, so nothing compounds (no ratchet). A limit the user sets during a run is taken as
+their new limit (it stays once the runs end). Lowering the limit below the current depth of
+the thread that ends a run is refused by the interpreter; the limit then stays raised and the
+next run to start or end restores it. While a run is active, ``sys.getrecursionlimit()``
+reads the raised value (in every thread).
+
+Runs are keyed by their identity, so ending a run twice, or one whose start was interrupted
+(a KeyboardInterrupt between two bytecodes), is harmless: ``narrowed`` may be called from the
+run's exception path whatever happened. The lock is taken with ``with`` (an interrupt cannot
+land between acquiring it and the block that releases it).
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+__all__ = ["widened", "narrowed"]
+
+
+class _Headroom:
+    """The user's limit, the bump in force, and the ``extra`` of each active run."""
+
+    __slots__ = ("lock", "base", "applied", "active")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.base = 0             # the user's limit (meaningful while ``applied`` > 0)
+        self.applied = 0          # frames added to it now
+        self.active: dict = {}    # run (by identity) -> the extra frames it needs
+
+
+_headroom = _Headroom()
+
+
+def widened(run, extra: int, room: _Headroom = _headroom) -> None:
+    """``run`` starts and needs ``extra`` frames: raise the limit if it has fewer."""
+    with room.lock:
+        room.active[run] = extra
+        _settle(room)
+
+
+def narrowed(run, room: _Headroom = _headroom) -> None:
+    """``run`` has ended (or never started): lower the limit to what the runs still active need
+    (the user's own limit once none is)."""
+    with room.lock:
+        if room.active.pop(run, None) is not None:
+            _settle(room)
+
+
+def _settle(room: _Headroom) -> None:
+    """Set the limit to the user's plus the largest active ``extra`` (called under the lock)."""
+    limit = sys.getrecursionlimit()
+    if limit != room.base + room.applied:
+        room.base, room.applied = limit, 0          # the user's limit, perhaps set meanwhile
+    active = room.active
+    want = max(active.values()) if active else 0
+    if want != room.applied:
+        try:
+            sys.setrecursionlimit(room.base + want)
+        except RecursionError:   # this thread is deeper than the new limit: left as it is
+            return
+        room.applied = want
