@@ -14,8 +14,9 @@ nodes and ESS per second.
 and with NumPyro and PyMC on the same model written by hand (PyMC from this interpreter or from
 ``--pymc-python PATH``, its own venv, in a subprocess; skipped when neither has it), in the same
 run, chains one after another in this process: compile and sampling wall time, min bulk ESS over
-all parameters (``dcgraph.infer.ess_bulk`` for every library) and ESS per second of sampling, and
-the posterior means of the top-level nodes side by side.
+all parameters (``dcgraph.infer.ess_bulk`` for every library) and ESS per second of sampling,
+gradient evaluations with warm-up (NumPyro's not counted: "-") and leapfrog steps per draw after
+warm-up, and the posterior means of the top-level nodes side by side.
 
 Compile time is the minimum over rounds of ``dcgraph.bugs.compile`` (parse, unroll, sequentialise,
 generate; data read from the file each time) after one warm-up compile of another model. The Rats
@@ -133,12 +134,19 @@ def sample_dcgraph(chains, draws, warmup, seed):
     t = time.perf_counter()
     model = B.compile(d / "model.txt", d / "data.txt", [d / "inits.txt", d / "inits1.txt"])
     t_compile = time.perf_counter() - t
+    calls, vg = [0], model.logdensity_and_grad
+
+    def counted(theta):                   # counts gradient evaluations, warm-up included
+        calls[0] += 1
+        return vg(theta)
+    model.logdensity_and_grad = counted
     t = time.perf_counter()
     fit = sample(model, chains=chains, draws=draws, warmup=warmup, seed=seed, sampler="nuts",
                  progress=False)
     t_sample = time.perf_counter() - t
     means = {k: float(np.mean(fit[k])) for k in RATS_NODES}
-    return t_compile, t_sample, float(np.min(ess_bulk(fit.draws))), means
+    steps = (calls[0], float(np.mean(fit.unconstrained.stats["n_leapfrog"])))
+    return t_compile, t_sample, float(np.min(ess_bulk(fit.draws))), means, steps
 
 
 def sample_numpyro(chains, draws, warmup, seed):
@@ -169,12 +177,13 @@ def sample_numpyro(chains, draws, warmup, seed):
     mcmc.run(jax.random.PRNGKey(seed + 1), Y)            # JIT compile + sampling
     t_first = time.perf_counter() - t
     t = time.perf_counter()
-    mcmc.run(jax.random.PRNGKey(seed), Y)                # the same run, compiled code cached
+    mcmc.run(jax.random.PRNGKey(seed), Y, extra_fields=("num_steps",))   # compiled code cached
     t_sample = time.perf_counter() - t
     s = mcmc.get_samples(group_by_chain=True)
     flat = np.concatenate([np.asarray(s[k]).reshape(chains, draws, -1) for k in sorted(s)], axis=-1)
     means = {k: float(np.mean(s[k])) for k in RATS_NODES}
-    return max(t_first - t_sample, 0.0), t_sample, float(np.min(ess_bulk(flat))), means
+    steps = (None, float(np.mean(mcmc.get_extra_fields()["num_steps"])))
+    return max(t_first - t_sample, 0.0), t_sample, float(np.min(ess_bulk(flat))), means, steps
 
 
 # Run by the interpreter that has PyMC (this venv or ``--pymc-python``): Rats with PyMC's NUTS,
@@ -204,14 +213,17 @@ t_compile = time.perf_counter() - t
 t = time.perf_counter()
 with rats:
     idata = pm.sample(draws=draws, tune=warmup, chains=chains, cores=1, random_seed=seed,
-                      progressbar=False, compute_convergence_checks=False)
+                      progressbar=False, compute_convergence_checks=False,
+                      discard_tuned_samples=False)
 t_sample = time.perf_counter() - t
+steps = [float(idata.warmup_sample_stats["n_steps"].sum() + idata.sample_stats["n_steps"].sum()),
+         float(idata.sample_stats["n_steps"].mean())]
 post = idata.posterior
 names = sorted(post.data_vars)
 flat = np.concatenate([post[k].values.reshape(chains, draws, -1) for k in names], axis=-1)
 np.save(out, flat)
 means = {k: float(post[k].mean()) for k in names if post[k].ndim == 2}
-print(json.dumps([t_compile, t_sample, means, pm.__version__]))
+print(json.dumps([t_compile, t_sample, means, pm.__version__, steps]))
 """
 
 
@@ -228,10 +240,10 @@ def sample_pymc(chains, draws, warmup, seed, python):
                            {"Y": Y.tolist(), "x": x.tolist(), "xbar": xbar}, out])
         run = subprocess.run([python, "-c", PYMC_RATS, args], capture_output=True, text=True,
                              check=True)
-        t_compile, t_sample, means, version = json.loads(run.stdout.strip().splitlines()[-1])
+        t_compile, t_sample, means, version, steps = json.loads(run.stdout.strip().splitlines()[-1])
         flat = np.load(out)
     print(f"(PyMC {version} from {python})")
-    return t_compile, t_sample, float(np.min(ess_bulk(flat))), means
+    return t_compile, t_sample, float(np.min(ess_bulk(flat))), means, (int(steps[0]), steps[1])
 
 
 def _pymc_python(a):
@@ -253,11 +265,12 @@ def sample_peers(a):
     python = _pymc_python(a)
     if python is not None:
         rows.append(("pymc", lambda *args: sample_pymc(*args, python)))
-    print(f"{'library':10s} {'compile s':>10s} {'sample s':>9s} {'min ESS':>8s} {'ESS/s':>8s}  "
-          + " ".join(f"{k:>10s}" for k in RATS_NODES))
+    print(f"{'library':10s} {'compile s':>10s} {'sample s':>9s} {'min ESS':>8s} {'ESS/s':>8s} "
+          f"{'gradients':>9s} {'steps/draw':>10s}  " + " ".join(f"{k:>10s}" for k in RATS_NODES))
     for label, run in rows:
-        t_compile, t_sample, ess, means = run(a.chains, a.draws, a.warmup, a.seed)
-        print(f"{label:10s} {t_compile:10.2f} {t_sample:9.2f} {ess:8.0f} {ess / t_sample:8.1f}  "
+        t_compile, t_sample, ess, means, (grads, per_draw) = run(a.chains, a.draws, a.warmup, a.seed)
+        print(f"{label:10s} {t_compile:10.2f} {t_sample:9.2f} {ess:8.0f} {ess / t_sample:8.1f} "
+              f"{grads if grads is not None else '-':>9} {per_draw:10.2f}  "
               + " ".join(f"{means[k]:10.4g}" for k in RATS_NODES), flush=True)
 
 

@@ -31,7 +31,7 @@ _UNARY = dict.fromkeys([operator.neg, np.negative, np.exp, np.log, np.sqrt, np.l
                         np.expm1, np.tanh, np.sin, np.cos, np.square], True)
 _PRODUCTS = dict.fromkeys([operator.matmul, np.matmul, np.dot], True)
 _UNARY_FORMS = {np.exp: "{g} * {ans}", np.log: "{g} / {x}", np.negative: "-{g}",
-                operator.neg: "-{g}"}
+                operator.neg: "-{g}", np.square: "(2.0 * {g}) * {x}"}
 _POWERS = dict.fromkeys([operator.pow, operator.ipow], True)
 _SUMS = dict.fromkeys([np.sum, np.ndarray.sum], True)
 _NUMBERS = (float, np.float64, int)
@@ -259,7 +259,7 @@ class ArrayTemplates:
         return True
 
     def unary_template(self, node, g) -> bool:
-        """``exp``, ``log``, negation of a real scalar or a float64 array."""
+        """``exp``, ``log``, ``square``, negation of a real scalar or a float64 array."""
         form = symbol(_UNARY_FORMS, node.fn)
         args = node.args
         if form is None or len(args) != 1 or node.kwargs or node.fn_node is not None:
@@ -340,7 +340,8 @@ class ArrayTemplates:
 
     def sum_template(self, node, g) -> bool:
         """``sum(x)`` of a whole float64 array: the adjoint of ``x`` is ``g`` everywhere;
-        kept as the scalar when only a template reads it (``x`` used by the sum only)."""
+        kept as the scalar when only a template reads it (``x`` used by the sum only: an
+        arithmetic operation, or ``exp``/``log``/``square``, whose forms take a scalar ``g``)."""
         if symbol(_SUMS, node.fn) is None or len(node.args) != 1 or node.kwargs \
                 or node.fn_node is not None or type(node.value) is not np.float64:
             return False
@@ -350,8 +351,9 @@ class ArrayTemplates:
         self.mark(node)
         self.know_shape(x)
         if type(x) is PrimitiveCall and self.uses.get(x) == 1 and x not in self.wrt \
-                and symbol(_BINARY, x.fn) is not None and self.state.get(x, 0) == 0 \
-                and not self.cond:
+                and (symbol(_BINARY, x.fn) is not None
+                     or symbol(_UNARY_FORMS, x.fn) not in (None, "-{g}")) \
+                and self.state.get(x, 0) == 0 and not self.cond:
             self.add(x, g, "array")
             self.bcast.add(x)
             return True

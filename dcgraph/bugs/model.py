@@ -221,25 +221,34 @@ class BUGSModel:
             out.append(vals if p.statement.loops or len(offsets) > 1 else vals[0])
         return out
 
+    def _named_plan(self):
+        """``(templates, fills)``, built once: per variable its array with data and constant
+        nodes filled in (NaN elsewhere); per part ``(id, variable, flat offsets)``."""
+        plan = self.__dict__.get("_named_cache")
+        if plan is None:
+            g = self.graph
+            templates = {}
+            for stmt in g.statements:
+                var = stmt.ast.target.name
+                if var not in templates:
+                    base = g.data.get(var)
+                    templates[var] = np.full(g.shapes[var], np.nan) if base is None else base.copy()
+            for node in g.nodes:
+                if node.constant:
+                    templates[node.var].reshape(-1)[node.offsets] = np.ravel(node.value)
+            fills = [(p.id, p.statement.ast.target.name,
+                      np.concatenate([i.target for i in p.instances])) for p in self.parts]
+            plan = self._named_cache = (templates, fills)
+        return plan
+
     def _named(self, parts_out: dict, observed: bool) -> dict:
-        g = self.graph
-        named = {}
-        for stmt in g.statements:
-            var = stmt.ast.target.name
-            if var not in named:
-                base = g.data.get(var)
-                named[var] = np.full(g.shapes[var], np.nan) if base is None else base.copy()
-        for node in g.nodes:
-            if node.constant:
-                named[node.var].reshape(-1)[node.offsets] = np.ravel(node.value)
-        for p in self.parts:
-            if p.id not in parts_out:
-                continue
-            var = p.statement.ast.target.name
-            vals = np.ravel(np.asarray(parts_out[p.id], dtype=float))
-            offsets = np.concatenate([i.target for i in p.instances])
-            flat = named[var].reshape(-1)
-            flat[offsets] = np.broadcast_to(vals, offsets.shape)
+        templates, fills = self._named_plan()
+        named = {var: base.copy() for var, base in templates.items()}
+        for pid, var, offsets in fills:
+            if pid in parts_out:
+                vals = np.ravel(np.asarray(parts_out[pid], dtype=float))
+                named[var].reshape(-1)[offsets] = (
+                    vals if vals.size == offsets.size else np.broadcast_to(vals, offsets.shape))
         return {k: (v[()] if v.shape == () else v) for k, v in named.items()}
 
     # -- views -------------------------------------------------------------------------------------

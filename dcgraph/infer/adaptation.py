@@ -23,6 +23,9 @@ __all__ = [
     "dual_averaging_init",
     "dual_averaging_update",
     "warmup_windows",
+    "check_windows",
+    "STAN_WINDOWS",
+    "EARLY_WINDOWS",
     "WelfordState",
     "welford_init",
     "welford_update",
@@ -39,6 +42,14 @@ __all__ = [
 
 
 MIN_AVERAGED = 10  # dual-averaging updates needed before the averaged step size is trusted
+
+# Metric-adaptation schedules as (initial buffer, first slow window, terminal buffer), in warm-up
+# iterations (see ``warmup_windows``). Stan's waits 75 iterations before its first window; the
+# early schedule estimates the first metric from iterations 10-25, so that badly scaled targets
+# leave the unit metric (and its long trajectories) after 25 iterations instead of 100, and gives
+# the step size 100 iterations with the final metric (Stan: 50), which ends nearer its target.
+STAN_WINDOWS = (75, 25, 50)
+EARLY_WINDOWS = (10, 15, 100)
 
 
 class DualAveragingState(NamedTuple):
@@ -117,6 +128,18 @@ def warmup_windows(
         windows.append((start, end))
         start, size = end, 2 * size
     return tuple(windows)
+
+
+def check_windows(windows) -> tuple[int, int, int]:
+    """``windows`` as ``(init_buffer, base_window, term_buffer)`` ints; a ``ValueError`` names
+    the problem (negative buffers, a first window shorter than one iteration, not three)."""
+    try:
+        init_buffer, base_window, term_buffer = (int(w) for w in windows)
+    except (TypeError, ValueError):
+        raise ValueError(f"adaptation windows must be (init_buffer, base_window, term_buffer), got {windows!r}") from None
+    if init_buffer < 0 or term_buffer < 0 or base_window < 1:
+        raise ValueError(f"adaptation windows need buffers >= 0 and a first window >= 1, got {windows!r}")
+    return init_buffer, base_window, term_buffer
 
 
 class WelfordState(NamedTuple):
@@ -251,19 +274,24 @@ def hmc_tuning_init(
     step_size: float | None = None,
     adapt_metric: bool = True,
     metric_from_gradients: bool = False,
+    windows: tuple = STAN_WINDOWS,
 ) -> HMCTuning:
     """Begin warm-up from ``state``.
 
     A ``step_size`` of ``None`` is found by :func:`find_reasonable_step_size` and
     then adapted; a given one is kept fixed.  ``adapt_metric`` estimates the
-    metric (diagonal or dense, like ``metric``) in windows; ``metric_from_gradients``
-    (diagonal only) estimates it with :func:`gradient_scaled_variance`.
+    metric (diagonal or dense, like ``metric``) in windows, scheduled by ``windows``
+    ``= (init_buffer, base_window, term_buffer)`` (:func:`warmup_windows`);
+    ``metric_from_gradients`` (diagonal only) estimates it with
+    :func:`gradient_scaled_variance`.
     """
+    init_buffer, base_window, term_buffer = check_windows(windows)
     adapt_step = step_size is None
     if adapt_step:
         step_size = find_reasonable_step_size(rng, grad_fn, metric, state)
     cov = covariance_adapt_init(
-        state.position.shape[0], n_warmup if adapt_metric else 0, metric.dense, metric_from_gradients and not metric.dense
+        state.position.shape[0], n_warmup if adapt_metric else 0, metric.dense, metric_from_gradients and not metric.dense,
+        init_buffer=init_buffer, term_buffer=term_buffer, base_window=base_window,
     )
     return HMCTuning(float(step_size), metric, dual_averaging_init(step_size), cov, target_accept, adapt_step, adapt_metric)
 

@@ -46,6 +46,13 @@ def unary(x, t):
     return float(np.exp(t) * np.log(t + 2.0)) + np.sum(np.exp(-x) * np.log(x)) - (-t)
 
 
+def normal_terms(x, t):
+    """BUGS' normal log density: sums of ``square``, ``log`` and ``exp`` of whole arrays (their
+    adjoints read the sum's scalar, no filled array), a square of a scalar, a negated sum."""
+    return (15.0 * t - 0.5 * t * np.sum(np.square(x - 1.5)) - 5e-07 * np.square(t)
+            + np.sum(np.log(x)) - np.sum(np.exp(-x)) - np.sum(-x))
+
+
 def powers(xs):
     lp = 0.0
     for i in range(3):
@@ -75,6 +82,7 @@ CASES = [
     (broadcasts, (np.array([0.7, 1.3, 2.1]), np.array([0.5, -1.5, 2.5, 1.0]))),
     (sums_read_twice, (np.array([0.4, 1.1, 2.3, 0.9]),)),
     (unary, (np.array([0.6, 1.7, 3.2]), 0.8)),
+    (normal_terms, (np.array([0.6, 1.7, 3.2, 2.2]), 0.8)),
     (powers, ([0.5, 1.25, -0.75, 2.0, 0.3, -1.1],)),
     (quad, (np.linspace(-1.0, 1.0, 7),)),
     (matvec, (np.array([0.3, -1.2, 0.7]), np.linspace(-2.0, 2.0, 15).reshape(5, 3))),
@@ -142,6 +150,18 @@ def test_templates_are_in_the_generated_code():
             vg(*args)
         (cg, _), = next(iter(vg.compiled.paths.values()))
         assert "matmul_vjp" not in cg.source and ("outer(" in cg.source) == (f is matvec_matrix)
+
+
+def test_sums_of_unary_templates_keep_the_scalar():
+    x, t = np.array([0.6, 1.7, 3.2, 2.2]), 0.8
+    vg = ad.value_and_grad(normal_terms)
+    for _ in range(3):
+        vg(x, t)
+    (cg, _), = next(iter(vg.compiled.paths.values()))
+    src = cg.source
+    assert "square_vjp" not in src and "log_vjp" not in src and "exp_vjp" not in src
+    assert src.count("_full(") == 1                   # the negated sum only
+    assert src.count("(2.0 * ") == 1                  # square of x (t is not differentiated)
 
 
 def test_a_changed_shape_fails_a_guard():

@@ -173,3 +173,32 @@ def test_cli_error(tmp_path, capsys):
     assert _cli("bugs", "compile", str(bad), str(PUMPS / "data.txt")) == 2
     err = capsys.readouterr().err
     assert f"{bad}:2:13: undefined variable 'mu'" in err and "^" in err
+
+
+def test_rats_named_values_every_call_fresh_with_data_constants_and_logical_nodes():
+    model = compiled("rats")
+    d = B.read_data(EXAMPLES / "rats" / "data.txt")
+    theta = model.initial_values(1)
+    a = model.constrained(theta)
+    b = model.constrained(theta + 0.5)
+    assert set(a) == {"Y", "mu", "alpha", "beta", "tau.c", "sigma", "alpha.c", "alpha.tau",
+                      "beta.c", "beta.tau", "alpha0"}
+    np.testing.assert_array_equal(a["Y"], d["Y"])
+    np.testing.assert_allclose(a["alpha"], theta[3:33])
+    assert a["tau.c"] == pytest.approx(math.exp(theta[0]))
+    assert b["tau.c"] == pytest.approx(math.exp(theta[0] + 0.5))
+    assert a["sigma"] == pytest.approx(1 / math.sqrt(a["tau.c"]))
+    assert a["alpha0"] == pytest.approx(a["alpha.c"] - d["xbar"] * a["beta.c"])
+    np.testing.assert_allclose(a["mu"], a["alpha"][:, None]
+                               + a["beta"][:, None] * (np.asarray(d["x"]) - d["xbar"])[None, :])
+    a["Y"][0, 0] = -1.0                                # the caller owns its arrays
+    assert model.constrained(theta)["Y"][0, 0] == d["Y"][0][0]
+
+
+def test_bugs_nuts_uses_the_early_metric_windows():
+    from dcgraph.bugs.samplers import BUGSTarget, assign
+    from dcgraph.infer import NUTS
+    from dcgraph.infer.adaptation import EARLY_WINDOWS
+    model = compiled("rats")
+    kernel = assign(model, BUGSTarget(model), "nuts").kernel
+    assert isinstance(kernel, NUTS) and kernel.adapt_windows == EARLY_WINDOWS   # one NUTS block

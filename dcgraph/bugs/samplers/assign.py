@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...infer import NUTS, ExactConditional, Gibbs, Slice
+from ...infer.adaptation import EARLY_WINDOWS
 from .blanket import NodeState
 from .conjugate import conjugacy
 from .discrete import EnumerationSampler
@@ -34,7 +35,16 @@ from .slice import SliceUpdate, coupled_nodes, piecewise_constant
 __all__ = ["Assignment", "assign", "SAMPLERS"]
 
 SAMPLERS = ("auto", "nuts", "slice")
-_CONTINUOUS = {"auto": ("NUTS", NUTS), "nuts": ("NUTS", NUTS), "slice": ("slice", Slice)}
+
+
+def _bugs_nuts() -> NUTS:
+    """NUTS with the early metric windows: BUGS models' vague priors leave parameters on scales
+    that differ by orders of magnitude, where the unit-metric warm-up iterations are the
+    expensive ones (``dcgraph.infer.NUTS``, ``adapt_windows``)."""
+    return NUTS(adapt_windows=EARLY_WINDOWS)
+
+
+_CONTINUOUS = {"auto": ("NUTS", _bugs_nuts), "nuts": ("NUTS", _bugs_nuts), "slice": ("slice", Slice)}
 
 
 @dataclass(frozen=True)

@@ -50,9 +50,9 @@ class BUGSTarget:
         self.calls += 1
         with self._lock, np.errstate(all="ignore"):
             value, grad = self.model.logdensity_and_grad(self._set(x))
-        full = np.zeros(self.dim)
-        full[:self.n_theta] = grad
-        return (value if value == value else -np.inf), full
+        if self.dim != self.n_theta:
+            grad = np.concatenate([grad, np.zeros(self.dim - self.n_theta)])
+        return (value if value == value else -np.inf), grad
 
     def __getstate__(self):
         """Pickles with its model (``BUGSModel`` pickles without recompiling) and the discrete
