@@ -58,8 +58,11 @@ def delegated(iterator, frame, hook):
     run = getattr(level, "run", None)
     if run is None or run.closed:
         return iterator
-    traced = type(iterator) is types.GeneratorType and iterator.gi_frame is not None and (
-        id(iterator.gi_frame) in run.live_generators or id(iterator.gi_frame) in run.generators)
+    kind = type(iterator)
+    frame_of = iterator.gi_frame if kind is types.GeneratorType else \
+        iterator.cr_frame if kind is types.CoroutineType else None
+    traced = frame_of is not None and (
+        id(frame_of) in run.live_generators or id(frame_of) in run.generators)
     level.append((iterator, not traced))
     return iterator if traced else relay(iterator, level.append, frame)
 

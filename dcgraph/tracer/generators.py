@@ -21,7 +21,7 @@ from __future__ import annotations
 import types
 
 from ..tape import Argument, NestedCall, Phi, PrimitiveCall, Return, Tape, Yield
-from . import ops
+from . import awaiting, ops
 from .delegation import LandMark, RelayMark
 from .recorder import Missing, ResumeMark
 
@@ -30,6 +30,7 @@ __all__ = ["GeneratorState", "made", "resume", "SUSPENDED", "resumed_item", "DEL
 
 SUSPENDED = object()    # yielded by a generator Frame's replay_steps at YIELD_VALUE
 DELEGATION_MARKS = (LandMark, RelayMark)
+THROWERS = (types.GeneratorType.throw, types.CoroutineType.throw)
 
 
 class GeneratorState:
@@ -60,7 +61,9 @@ def made(frame, i: int, f, fn, fn_node, method, args, kwargs, via) -> None:
     node.via = via
     node.meta["segments"] = []
     target = f.__func__ if type(f) is types.MethodType else f
-    r.generators[id(gen_frame)] = GeneratorState(node, info, target, list(args), kwargs)
+    state = r.generators[id(gen_frame)] = GeneratorState(node, info, target, list(args), kwargs)
+    if type(value) is types.CoroutineType:
+        r.coroutines[id(value)] = state      # a task's result is its last segment (``awaiting``)
     frame.stack.append(node)
 
 
@@ -130,7 +133,7 @@ def resumed_item(frame, value, iterator, sent=None, fn=next):
     if node is None or node.value is not value or node.tape is not frame.tape \
             or node.args[0].value is not iterator:
         return None
-    if (fn is types.GeneratorType.throw) != (node.fn is types.GeneratorType.throw):
+    if (fn in THROWERS) != (node.fn is types.GeneratorType.throw):
         return None
     r.resumed = None
     node.meta["taken"] = True            # its item is this node, not an item of the generator
@@ -138,7 +141,9 @@ def resumed_item(frame, value, iterator, sent=None, fn=next):
         first = node.child._nodes[0]
         if type(first) is Argument and first.name == "(sent)" and first.value is sent.value:
             first.source = sent          # the sent value's node, in the consumer
-            node.fn, node.args = types.GeneratorType.send, (node.args[0], sent)
+            node.fn = types.CoroutineType.send if type(iterator) is types.CoroutineType \
+                else types.GeneratorType.send
+            node.args = (node.args[0], sent)
             node.inputs = node.args
     return node
 
@@ -167,11 +172,12 @@ def settle_delegation(r, event) -> bool:
     return True
 
 
-def yield_from_iter(frame, i: int) -> None:
-    """GET_YIELD_FROM_ITER: the iterator (the object itself, or ``iter`` of it)."""
+def yield_from_iter(frame, i: int, get=iter) -> None:
+    """GET_YIELD_FROM_ITER (``get``: ``iter``) or GET_AWAITABLE (``ops.awaitable``): the
+    iterator delegated to (the object itself, or ``get`` of it)."""
     obj = frame.use()
     iterator, _relayed = frame.r.take()
-    frame.stack.append(obj if obj.value is iterator else frame.call(iter, (obj,), iterator, i))
+    frame.stack.append(obj if obj.value is iterator else frame.call(get, (obj,), iterator, i))
 
 
 def send(frame, i: int, keeps_iterator: bool = False) -> None:
@@ -243,6 +249,9 @@ def cleanup_throw(frame, i: int) -> None:
 def returned_node(frame, i, iterator, value, tape):
     """The node of a ``yield from``'s value: the sub-generator's last segment, or a literal."""
     last = _returned_segment(iterator, value, tape)
+    if last is not None:
+        return last
+    last = awaiting.awaited_result(frame, iterator, value, i)   # ``await future``
     if last is not None:
         return last
     return frame.r.literal(None) if value is None else frame.constant("returned", value, i)

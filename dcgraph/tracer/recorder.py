@@ -57,6 +57,8 @@ _state = _State()
 _new = object.__new__
 _TOO_DEEP = "first called within a few frames of the recursion limit: recorded as a primitive"
 
+_CO_COROUTINE = 0x80
+_CO_RESUMABLE = 0x20 | 0x80 | 0x200    # generator, coroutine, async generator frames
 _PRIMITIVE = object()   # memo value: the callable runs as it is
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
                         # extension types have none: their construction and calls run in C)
@@ -241,7 +243,7 @@ class Run:
         guarded = self.operators or guards_operators(fn, self.ctx)
         self.operators = guarded        # from now on, every traced function guards operators
         copy = instrumented_copy(fn, self.unsupported, guarded)
-        if copy is not None and fn.__code__.co_flags & 0x20 and (
+        if copy is not None and fn.__code__.co_flags & _CO_RESUMABLE and (
                 self.ctx.depth_dependent or self.summary):
             return None
         return copy
@@ -316,12 +318,13 @@ def _starter(copy: types.FunctionType, info, fn: types.FunctionType):
     mark and the generator's frame object (the frame's identity in the log). The generator's
     frames log into the level of this call (``run.pending``, left by the hook that let it in)."""
     made = info.made_mark
+    frame_attribute = "cr_frame" if fn.__code__.co_flags & _CO_COROUTINE else "gi_frame"
 
     def start(*args, **kwargs):
         generator = copy(*args, **kwargs)
         run = _state.run
         if not run.closed:
-            frame = generator.gi_frame
+            frame = getattr(generator, frame_attribute)
             run.generators[id(frame)] = run.pending
             run.log.append(made)
             run.log.append(frame)

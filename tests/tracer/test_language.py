@@ -207,11 +207,11 @@ def test_primitive_modules_context():
 
 
 def test_untraced_code_is_reported_not_silent():
-    async def coroutine(n):
-        return n + 1
+    async def numbers(n):
+        yield n + 1
 
     def user(n):
-        running = coroutine(n)
+        running = numbers(n).__anext__()
         try:
             running.send(None)
         except StopIteration as stop:
@@ -220,7 +220,7 @@ def test_untraced_code_is_reported_not_silent():
     result, tape = dcgraph.track(user, 4)
     assert result == 5
     reasons = {code.co_name: why for code, why in tape.untraced.items()}
-    assert reasons == {"coroutine": "coroutines are recorded as primitive calls"}
+    assert reasons == {"numbers": "async generators are recorded as primitive calls"}
 
 
 def test_all_corners_instrument_without_fallback():

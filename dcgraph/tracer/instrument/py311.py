@@ -103,15 +103,17 @@ GUARDED_OPERATORS = {"BINARY_OP": (2, "binary"), "BINARY_SUBSCR": (2, "subscript
                      "UNARY_INVERT": (1, "unary"), "LOAD_ATTR": (1, "attribute")}
 
 # Code using these is left untraced (recorded as a primitive call): module and class bodies,
-# generators and coroutines.
+# async generators.
 UNSUPPORTED = {"LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS",
-               "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
-               "BEFORE_ASYNC_WITH", "END_ASYNC_FOR", "ASYNC_GEN_WRAP"}
+               "GET_AITER", "GET_ANEXT", "BEFORE_ASYNC_WITH", "END_ASYNC_FOR", "ASYNC_GEN_WRAP"}
 
 # Code flags of generators, coroutines and async generators, and of those that are traced
-# (plain generators: ``yield``, ``yield from`` and resume marks; coroutines stay primitive).
+# (generators and coroutines: ``yield``, ``yield from``/``await`` and resume marks).
 GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
-TRACED_GENERATOR_FLAGS = 0x20
+TRACED_GENERATOR_FLAGS = 0x20 | 0x80
+# Instructions leaving the iterator a ``SEND`` loop delegates to (``yield from``, ``await``):
+# the ``delegation.delegated`` probe follows them.
+DELEGATING_ITERS = {"GET_YIELD_FROM_ITER", "GET_AWAITABLE"}
 
 
 def multi_count(ins) -> int:
@@ -136,6 +138,7 @@ _POPS_FIXED = {
     "PRINT_EXPR": 1, "CHECK_EXC_MATCH": 1, "LIST_APPEND": 1, "SET_ADD": 1, "LIST_EXTEND": 1,
     "SET_UPDATE": 1, "DICT_UPDATE": 1, "DICT_MERGE": 1, "PUSH_EXC_INFO": 1,
     "PRECALL": 0, "KW_NAMES": 0, "STORE_FAST": 1, "YIELD_VALUE": 1, "GET_YIELD_FROM_ITER": 1,
+    "GET_AWAITABLE": 1,
 }
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 from bytecode import Instr
 
 from . import py311
-from .py311 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, GENERATOR_FLAGS,  # noqa: F401
+from .py311 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, DELEGATING_ITERS,  # noqa: F401
+                    GENERATOR_FLAGS,
                     INPLACE_FIRST, LOAD_CLOSURE, callee_below, compare_index, global_slots,
                     multi_count, value_depth)
 

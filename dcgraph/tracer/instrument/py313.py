@@ -17,7 +17,7 @@ from bytecode import CellVar, FreeVar, Instr
 
 from . import py312
 from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,  # noqa: F401
-                    DELEGATING_JUMPS,
+                    DELEGATING_ITERS, DELEGATING_JUMPS,
                     FOLDABLE_TESTS, FOLDING_JUMPS, GENERATOR_FLAGS, INPLACE_FIRST, LITERAL_LOADS,
                     TERMINATORS, UNARY_OPS, UNCONDITIONAL_JUMPS,
                     UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count)

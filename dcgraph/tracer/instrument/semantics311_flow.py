@@ -125,6 +125,11 @@ def _get_yield_from_iter(f, ins, i):
     yield_from_iter(f, i)
 
 
+@handles("GET_AWAITABLE")
+def _get_awaitable(f, ins, i):
+    yield_from_iter(f, i, ops.awaitable)
+
+
 @handles("SEND")
 def _send(f, ins, i):
     send(f, i)
