@@ -53,7 +53,7 @@ PROBE_KIND.update({"BINARY_SLICE": "value", "CALL_INTRINSIC_1": "value",
 # like 3.11's module bodies.
 # Generators are traced as on 3.11; every generator body lies in a handler range (3.12 turns
 # a StopIteration leaving it into RuntimeError), which opens after the prologue (``rewrite``).
-TRACED_GENERATOR_FLAGS = 0x20
+TRACED_GENERATOR_FLAGS = 0x20 | 0x80     # generators and coroutines, as on 3.11
 UNSUPPORTED = py311.UNSUPPORTED | {"LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",
                                    "LOAD_FROM_DICT_OR_DEREF"}
 

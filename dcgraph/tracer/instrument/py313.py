@@ -26,7 +26,7 @@ ENDS_BLOCK = py312.ENDS_BLOCK
 # not ported: operators on user objects stay primitive calls here (``ad.dunders``)
 GUARDED_OPERATORS: dict = {}
 
-TRACED_GENERATOR_FLAGS = 0x20           # as 3.12 (probes follow the version's call layout)
+TRACED_GENERATOR_FLAGS = py312.TRACED_GENERATOR_FLAGS   # as 3.12 (probes follow the version's call layout)
 CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX"}
 CALLABLE_PRODUCERS = py312.CALLABLE_PRODUCERS
 
