@@ -21,7 +21,7 @@ from __future__ import annotations
 import types
 
 from ..tape import Argument, NestedCall, Phi, PrimitiveCall, Return, Tape, Yield
-from . import awaiting, ops
+from . import async_iteration, awaiting, ops
 from .delegation import LandMark, RelayMark
 from .recorder import Missing, ResumeMark
 
@@ -148,8 +148,11 @@ def resumed_item(frame, value, iterator, sent=None, fn=next):
     return node
 
 
-def yield_value(frame, i: int) -> None:
-    """YIELD_VALUE: the segment ends with ``Yield``; the frame suspends."""
+def yield_value(frame, i: int, async_item: bool = False) -> None:
+    """YIELD_VALUE: the segment ends with ``Yield``; the frame suspends (``async_item``: an
+    async generator's wrapped item, see ``async_iteration``)."""
+    if async_item:
+        frame.call_node.meta[async_iteration.ASYNC_ITEM] = True
     value = frame.use()
     frame.suspended_at = i
     frame.add(Yield((value,), value.value, frame.loc(i)))
@@ -249,6 +252,9 @@ def cleanup_throw(frame, i: int) -> None:
 def returned_node(frame, i, iterator, value, tape):
     """The node of a ``yield from``'s value: the sub-generator's last segment, or a literal."""
     last = _returned_segment(iterator, value, tape)
+    if last is not None:
+        return last
+    last = async_iteration.async_item(frame, iterator, value)   # an async generator's item
     if last is not None:
         return last
     last = awaiting.awaited_result(frame, iterator, value, i)   # ``await future``

@@ -58,6 +58,7 @@ _new = object.__new__
 _TOO_DEEP = "first called within a few frames of the recursion limit: recorded as a primitive"
 
 _CO_COROUTINE = 0x80
+_CO_ASYNC_GENERATOR = 0x200
 _CO_RESUMABLE = 0x20 | 0x80 | 0x200    # generator, coroutine, async generator frames
 _PRIMITIVE = object()   # memo value: the callable runs as it is
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
@@ -318,7 +319,9 @@ def _starter(copy: types.FunctionType, info, fn: types.FunctionType):
     mark and the generator's frame object (the frame's identity in the log). The generator's
     frames log into the level of this call (``run.pending``, left by the hook that let it in)."""
     made = info.made_mark
-    frame_attribute = "cr_frame" if fn.__code__.co_flags & _CO_COROUTINE else "gi_frame"
+    flags = fn.__code__.co_flags
+    frame_attribute = "cr_frame" if flags & _CO_COROUTINE else "ag_frame" if \
+        flags & _CO_ASYNC_GENERATOR else "gi_frame"
 
     def start(*args, **kwargs):
         generator = copy(*args, **kwargs)

@@ -53,7 +53,13 @@ PROBE_KIND.update({"BINARY_SLICE": "value", "CALL_INTRINSIC_1": "value",
 # like 3.11's module bodies.
 # Generators are traced as on 3.11; every generator body lies in a handler range (3.12 turns
 # a StopIteration leaving it into RuntimeError), which opens after the prologue (``rewrite``).
-TRACED_GENERATOR_FLAGS = 0x20 | 0x80     # generators and coroutines, as on 3.11
+TRACED_GENERATOR_FLAGS = py311.TRACED_GENERATOR_FLAGS   # as on 3.11
+ASYNC_GEN_WRAP = 4      # CALL_INTRINSIC_1's INTRINSIC_ASYNC_GEN_WRAP (3.11's ASYNC_GEN_WRAP)
+
+
+def wraps_async_item(op) -> bool:
+    """As ``py311.wraps_async_item``: 3.12 wraps with ``CALL_INTRINSIC_1``."""
+    return op.name == "CALL_INTRINSIC_1" and int(op.arg) == ASYNC_GEN_WRAP
 UNSUPPORTED = py311.UNSUPPORTED | {"LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",
                                    "LOAD_FROM_DICT_OR_DEREF"}
 
@@ -128,6 +134,8 @@ def rewrite(ins, loc):
 
 
 def probe_kind(ins, cells: frozenset):
+    if wraps_async_item(ins):
+        return None                      # the item itself: the replay passes it on
     return PROBE_KIND.get(ins.name)
 
 

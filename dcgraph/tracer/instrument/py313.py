@@ -20,7 +20,8 @@ from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,
                     DELEGATING_ITERS, DELEGATING_JUMPS,
                     FOLDABLE_TESTS, FOLDING_JUMPS, GENERATOR_FLAGS, INPLACE_FIRST, LITERAL_LOADS,
                     TERMINATORS, UNARY_OPS, UNCONDITIONAL_JUMPS,
-                    UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count)
+                    UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count,
+                    wraps_async_item)
 
 ENDS_BLOCK = py312.ENDS_BLOCK
 # not ported: operators on user objects stay primitive calls here (``ad.dunders``)
@@ -122,5 +123,7 @@ def rewrite(ins, loc):
 def probe_kind(ins, cells: frozenset):
     if is_cell_load(ins, cells):
         return "value"               # the cell, so a new closure's reads find their writer
+    if wraps_async_item(ins):
+        return None                      # the item itself: the replay passes it on
     return PROBE_KIND.get(ins.name)
 

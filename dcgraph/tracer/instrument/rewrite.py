@@ -412,8 +412,9 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
             out += _prologue(info, _NO_LINE) + deferred
         elif name == "RESUME" and info.generator:
             out += _resumed(s.depth_before[i], info, loc)
-        elif name in ops.DELEGATING_ITERS:
-            out += _delegated(s.depth_before[i], loc)
+        elif name in ops.DELEGATING_ITERS:      # GET_ANEXT keeps the async iterator under it
+            pops, pushes = ops.stack_io(ins)
+            out += _delegated(s.depth_before[i] - pops + pushes, loc)
         if kind is not None:
             out += _probe_after(info, s, i, ins, kind)
     if not resumed:

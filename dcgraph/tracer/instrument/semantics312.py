@@ -36,6 +36,11 @@ def _send(f, ins, i):
     generators.send(f, i, keeps_iterator=True)
 
 
+@handles("YIELD_VALUE")
+def _yield_value(f, ins, i):
+    generators.yield_value(f, i, i > 0 and py312.wraps_async_item(f.ops[i - 1]))
+
+
 @handles("END_SEND")
 def _end_send(f, ins, i):
     generators.end_send(f, i)
@@ -144,6 +149,8 @@ _INTRINSIC_1 = {5: operator.pos, 6: tuple}      # INTRINSIC_UNARY_POSITIVE, _LIS
 
 @handles("CALL_INTRINSIC_1")
 def _call_intrinsic_1(f, ins, i):
+    if py312.wraps_async_item(ins):
+        return                           # an async generator's item itself: passed on
     a = f.use()
     value = f.r.take()
     fn = _INTRINSIC_1.get(int(ins.arg))
