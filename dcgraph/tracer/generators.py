@@ -23,7 +23,7 @@ import types
 from ..tape import Argument, NestedCall, Phi, PrimitiveCall, Return, Tape, Yield
 from . import async_iteration, awaiting, ops
 from .delegation import LandMark, RelayMark
-from .recorder import Missing, ResumeMark
+from .recorder import BlockMark, Missing, ResumeMark
 
 __all__ = ["GeneratorState", "made", "resume", "SUSPENDED", "resumed_item", "DELEGATION_MARKS",
            "settle_delegation", "yield_from_iter", "send"]
@@ -195,6 +195,10 @@ def send(frame, i: int, keeps_iterator: bool = False) -> None:
     event = log[r.pos] if r.pos < len(log) else None
     if type(event) is ResumeMark:        # the sub-generator's segment (and only it: what
         resume(r)                        # follows its yield is the consumer's)
+        event = log[r.pos] if r.pos < len(log) else None
+    elif type(event) is BlockMark and event.handler and event.info.generator \
+            and log[r.pos + 1] is not frame.token:   # thrown into it by the awaitable
+        resume(r, thrown=True)           # (``athrow``/``aclose`` of an async generator)
         event = log[r.pos] if r.pos < len(log) else None
     if r.resumed is not None and type(event) is not LandMark:
         segment = resumed_item(frame, r.resumed.value, iterator.value,
