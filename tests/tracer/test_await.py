@@ -196,9 +196,51 @@ SCALED_PRINTOUT = """
         @16: return @15 = ([None], 6.0)
     @3: return @2 = ([None], 6.0)
 """
+# 3.12 and 3.13 end the await at END_SEND, which keeps [iterator, value]: two phis more
+SCALED_PRINTOUT_312 = """
+    @0: Argument x = 2.0
+    @1: [L155] scaled(@0, 3.0) = <coroutine object scaled>
+    @2: [L155] drive(@1) = ([None], 6.0)
+        @0: Argument coro = <coroutine object scaled>
+        @1: Argument sends = ()
+        @2: [L27] yielded = build_list() = [None] (final state, after @7)
+        @3: [L28] sends = list(@1) = []
+        @4: goto §3 since @3 == False
+        @5: φ stack[4] = None (from §3)
+        @6: [L155] next(@[1]) = None
+            @0: Argument x = 2.0
+            @1: Argument k = 3.0
+            @2: [L37] suspend() = <generator object suspend>
+            @3: φ stack[1] = None (from §0)
+            @4: [L37] next(@2) = None
+                @0: Argument tag = None
+                @1: yield @0 = None
+            @5: yield @4 = None
+        @7: [L31] @2.append(@6) ⇒ [None]
+        @8: goto §3 since @3 == False
+        @9: φ stack[4] = None (from §3)
+        @10: [L155] next(@[1]) = 6.0
+            @0: Argument (sent) = None
+            @1: φ stack[1] = @0 (from §2)
+            @2: [L37] next(@[2.6.2]) = None
+                @0: got = Argument (sent) = None
+                @1: return @0 = None
+            @3: φ stack[0] = @[2.6.2] (from §1)
+            @4: φ stack[1] = @2 (from §1)
+            @5: [L38] @[2.6.0] * @[2.6.1] = 6.0
+            @6: return @5 = 6.0
+        @11: [L31] stop = Constant exception = StopIteration(6.0)
+        @12: [L32] Constant StopIteration = <class 'StopIteration'>
+        @13: goto §6 since @11 matches @12 == True
+        @14: [L33] @11.value = 6.0
+        @15: [L33] build_tuple(@7, @14) = ([None], 6.0)
+        @16: return @15 = ([None], 6.0)
+    @3: return @2 = ([None], 6.0)
+"""
 
 
 def test_printout_of_a_hand_driven_coroutine():
     _, tape = dcgraph.track(_run_scaled, 2.0)
     tape.lint()
-    assert str(tape) == textwrap.dedent(SCALED_PRINTOUT).strip("\n")
+    expected = SCALED_PRINTOUT if sys.version_info[:2] == (3, 11) else SCALED_PRINTOUT_312
+    assert str(tape) == textwrap.dedent(expected).strip("\n")
