@@ -61,7 +61,7 @@ def result_node(frame, future, value, i: int):
     get_coro = getattr(type(future), "get_coro", None)
     if get_coro is None:
         return _gathered(frame, future, value, i)
-    state = r.coroutines.get(id(get_coro(future)))
+    state = r.made.get(id(get_coro(future)))
     if state is None:
         return None
     segments = state.node.meta["segments"]

@@ -1,4 +1,5 @@
-"""Runtime of ``yield from`` in a traced generator frame (CPython 3.11).
+"""Runtime of ``yield from`` and ``await`` in a traced generator or coroutine frame (CPython
+3.11; ``await x`` is ``GET_AWAITABLE`` and the same loop, ``async for`` ``GET_ANEXT``).
 
 3.11 compiles ``r = yield from x`` to ``GET_YIELD_FROM_ITER``, then a loop ``SEND``,
 ``YIELD_VALUE``, ``RESUME 2``, ``JUMP_BACKWARD_NO_INTERRUPT`` whose exit (``SEND``'s target)

@@ -1,4 +1,5 @@
-"""Replaying traced generator frames: creation, resumption segments, suspension.
+"""Replaying traced generator frames (coroutines and async generators too: the same frames
+to the replay): creation, resumption segments, suspension.
 
 A traced generator frame logs a ``ResumeMark``, its frame object and its arguments when it
 starts, the mark, the frame and the value sent in each time it resumes (``recorder.resumed``:
@@ -62,8 +63,7 @@ def made(frame, i: int, f, fn, fn_node, method, args, kwargs, via) -> None:
     node.meta["segments"] = []
     target = f.__func__ if type(f) is types.MethodType else f
     state = r.generators[id(gen_frame)] = GeneratorState(node, info, target, list(args), kwargs)
-    if type(value) is types.CoroutineType:
-        r.coroutines[id(value)] = state      # a task's result is its last segment (``awaiting``)
+    r.made[id(value)] = state    # a task's result, a delegator's item (``awaiting``, ``throw``)
     frame.stack.append(node)
 
 
@@ -131,7 +131,8 @@ def resumed_item(frame, value, iterator, sent=None, fn=next):
     r = frame.r
     node = r.resumed
     if node is None or node.value is not value or node.tape is not frame.tape \
-            or node.args[0].value is not iterator:
+            or (node.args[0].value is not iterator
+                and not _delegates_to(r, iterator, node.args[0].value)):
         return None
     if (fn in THROWERS) != (node.fn is types.GeneratorType.throw):
         return None
@@ -146,6 +147,24 @@ def resumed_item(frame, value, iterator, sent=None, fn=next):
             node.args = (node.args[0], sent)
             node.inputs = node.args
     return node
+
+
+def _delegates_to(r, iterator, generator) -> bool:
+    """Is ``iterator``, a traced generator suspended in ``yield from`` (or a coroutine in
+    ``await``), delegating to ``generator``, directly or through further delegators? Then
+    ``throw`` on it went to ``generator`` in C, and the item that answered is its segment."""
+    for _ in range(len(r.made)):
+        state = r.made.get(id(iterator))
+        frame = state.frame if state is not None else None
+        if frame is None or getattr(frame, "suspended_at", None) is None or not frame.stack:
+            return False
+        below = frame.stack[-1]          # a delegating frame's SEND iterator, under the yield
+        while type(below) is Phi:
+            below = below.source
+        iterator = getattr(below, "value", None)
+        if iterator is generator:
+            return True
+    return False
 
 
 def yield_value(frame, i: int, async_item: bool = False) -> None:

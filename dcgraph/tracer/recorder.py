@@ -240,7 +240,8 @@ class Run:
         """A copy of ``fn`` running instrumented code, or None when it cannot be traced. A
         generator stays primitive under a depth-dependent context (its frames run at the depth
         of whatever resumes them, not of the call that made it) and in a summary run (its
-        frame is its identity in the log, which a summary log must not keep alive)."""
+        frame is its identity in the log, which a summary log must not keep alive); so do
+        coroutines and async generators, for the same reasons."""
         guarded = self.operators or guards_operators(fn, self.ctx)
         self.operators = guarded        # from now on, every traced function guards operators
         copy = instrumented_copy(fn, self.unsupported, guarded)

@@ -44,7 +44,7 @@ class Replay:
         self.generators: dict = {}     # id(generator frame object) -> GeneratorState
         self.current: Frame | None = None   # the frame being replayed (reads the log)
         self.resumed = None            # the segment that last yielded (``generators``)
-        self.coroutines: dict = {}     # id(coroutine) -> GeneratorState (``awaiting``)
+        self.made: dict = {}           # id(generator or coroutine object) -> GeneratorState
         self.future_values: dict = {}  # id(future) -> (future, node given to set_result)
         self.future_methods = awaiting.future_methods()
 

@@ -519,3 +519,21 @@ def iterable_coroutine_in_a_coroutine(x):
     async def main(x):
         return await legacy(x) * 2.0
     return drive(main(x), [None, 5.0])
+
+
+@corner(0.5)
+def throw_answered_by_the_awaited_coroutine(x):
+    async def inner(x):
+        try:
+            await suspend()
+        except KeyError:
+            x = x * 3.0
+        await suspend(x)                 # the item answering the throw
+        return x
+
+    async def outer(x):
+        return await inner(x) + 1.0
+    c = outer(x)
+    c.send(None)
+    answer = c.throw(KeyError)           # C hands inner's item straight back
+    return answer * 2.0
