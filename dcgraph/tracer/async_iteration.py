@@ -71,7 +71,7 @@ def async_item(frame, iterator, value):
     while type(iterator) is Phi:
         iterator = iterator.source
     made = iterator.args[0] if type(iterator) is PrimitiveCall and iterator.fn is ops.awaitable \
-        and iterator.args else None
+        and iterator.args else iterator     # ``asend(v)`` is its own awaitable
     first = node.child._nodes[0] if node.child._nodes else None
     if type(made) is PrimitiveCall and len(made.args) == 2 and made.fn_name == "asend" \
             and type(first) is Argument and first.name == "(sent)" \

@@ -319,7 +319,7 @@ def asend_athrow_aclose(x):
     async def main(x):
         g = echo(x)
         a = await g.__anext__()
-        b = await g.asend(3.0)
+        b = await g.asend(x * 3.0)      # the sent value flows into the generator
         c = await g.athrow(KeyError)
         await g.aclose()
         return a, b, c
