@@ -245,3 +245,15 @@ def test_printout_of_a_hand_driven_coroutine():
     tape.lint()
     expected = SCALED_PRINTOUT if sys.version_info[:2] == (3, 11) else SCALED_PRINTOUT_312
     assert str(tape) == textwrap.dedent(expected).strip("\n")
+
+
+@pytest.mark.parametrize("fn,args", corners.ALL[:8], ids=[f.__name__ for f, _ in corners.ALL[:8]])
+def test_summary_and_depth_limited_runs_keep_coroutines_primitive(fn, args):
+    # a resumable frame's identity in the log is its frame object (kept alive: not in a
+    # summary run), and it runs at the depth of whoever resumes it (not under a depth limit)
+    expected = _outcome(fn, args)
+    for kwargs in ({"values": "summary"}, {"ctx": dcgraph.DepthLimitContext(3)}):
+        result, tape = dcgraph.track(fn, *args, **kwargs)
+        assert ("ok", result) == expected
+        tape.lint()
+        assert not _segments(tape, flag=0x80 | 0x200)
