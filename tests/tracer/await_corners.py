@@ -537,3 +537,33 @@ def throw_answered_by_the_awaited_coroutine(x):
     c.send(None)
     answer = c.throw(KeyError)           # C hands inner's item straight back
     return answer * 2.0
+
+
+@corner(0.7)
+def task_group_with_a_failing_task(x):
+    async def failing():
+        await asyncio.sleep(0)
+        raise KeyError("in group")
+
+    async def main(x):
+        async with asyncio.TaskGroup() as tg:
+            a = tg.create_task(scaled(x, 2.0))
+            b = tg.create_task(chain(x))
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(failing())
+                tg.create_task(asyncio.sleep(10))   # cancelled by the failure
+        except* KeyError as group:
+            caught = [str(e) for e in group.exceptions]
+        return a.result() * b.result(), caught
+    return asyncio.run(main(x))
+
+
+@corner(0.7)
+def wait_for_timing_out(x):
+    async def main(x):
+        try:
+            await asyncio.wait_for(asyncio.sleep(10), 0.001)
+        except TimeoutError:
+            return x * 2.0
+    return asyncio.run(main(x))

@@ -117,6 +117,7 @@ GRADIENT_CASES = {
     "async_with": lambda x: corners.async_with_normal_exit(x)[0],
     "event_and_wait_for": corners.wait_for_and_event,
     "throw_answered_by_inner": corners.throw_answered_by_the_awaited_coroutine,
+    "task_group": lambda x: corners.task_group_with_a_failing_task(x)[0],
 }
 
 
@@ -161,15 +162,15 @@ def _run_scaled(x):
 # StopIteration's (a constant, as for a generator's return value)
 SCALED_PRINTOUT = """
     @0: Argument x = 2.0
-    @1: [L156] scaled(@0, 3.0) = <coroutine object scaled>
-    @2: [L156] drive(@1) = ([None], 6.0)
+    @1: [L157] scaled(@0, 3.0) = <coroutine object scaled>
+    @2: [L157] drive(@1) = ([None], 6.0)
         @0: Argument coro = <coroutine object scaled>
         @1: Argument sends = ()
         @2: [L27] yielded = build_list() = [None] (final state, after @7)
         @3: [L28] sends = list(@1) = []
         @4: goto §3 since @3 == False
         @5: φ stack[4] = None (from §3)
-        @6: [L156] next(@[1]) = None
+        @6: [L157] next(@[1]) = None
             @0: Argument x = 2.0
             @1: Argument k = 3.0
             @2: [L37] suspend() = <generator object suspend>
@@ -181,7 +182,7 @@ SCALED_PRINTOUT = """
         @7: [L31] @2.append(@6) ⇒ [None]
         @8: goto §3 since @3 == False
         @9: φ stack[4] = None (from §3)
-        @10: [L156] next(@[1]) = 6.0
+        @10: [L157] next(@[1]) = 6.0
             @0: Argument (sent) = None
             @1: φ stack[1] = @0 (from §2)
             @2: [L37] next(@[2.6.2]) = None
@@ -200,15 +201,15 @@ SCALED_PRINTOUT = """
 # 3.12 and 3.13 end the await at END_SEND, which keeps [iterator, value]: two phis more
 SCALED_PRINTOUT_312 = """
     @0: Argument x = 2.0
-    @1: [L156] scaled(@0, 3.0) = <coroutine object scaled>
-    @2: [L156] drive(@1) = ([None], 6.0)
+    @1: [L157] scaled(@0, 3.0) = <coroutine object scaled>
+    @2: [L157] drive(@1) = ([None], 6.0)
         @0: Argument coro = <coroutine object scaled>
         @1: Argument sends = ()
         @2: [L27] yielded = build_list() = [None] (final state, after @7)
         @3: [L28] sends = list(@1) = []
         @4: goto §3 since @3 == False
         @5: φ stack[4] = None (from §3)
-        @6: [L156] next(@[1]) = None
+        @6: [L157] next(@[1]) = None
             @0: Argument x = 2.0
             @1: Argument k = 3.0
             @2: [L37] suspend() = <generator object suspend>
@@ -220,7 +221,7 @@ SCALED_PRINTOUT_312 = """
         @7: [L31] @2.append(@6) ⇒ [None]
         @8: goto §3 since @3 == False
         @9: φ stack[4] = None (from §3)
-        @10: [L156] next(@[1]) = 6.0
+        @10: [L157] next(@[1]) = 6.0
             @0: Argument (sent) = None
             @1: φ stack[1] = @0 (from §2)
             @2: [L37] next(@[2.6.2]) = None
