@@ -6,8 +6,10 @@ is set by whoever calls ``set_result``; the awaiting frame then reads it back th
 mark of a relayed ``Future.__await__`` iterator). Neither says where the value came from, so
 the replay links them here: a task's result is the last segment of its traced coroutine (the
 segment ending in ``Return``, as for ``yield from``), a future's result the value node passed
-to its ``set_result``. So values and gradients flow through ``asyncio.run``, ``gather``,
-``create_task`` and ``await`` of futures. Nothing is linked unless the value is the very
+to its ``set_result`` in traced code, a ``gather`` future's result the ``build_list`` of its
+children's results (its callbacks run untraced, called from C). So values and gradients flow
+through ``asyncio.run``, ``gather``, ``create_task``, ``TaskGroup`` tasks and ``await`` of
+futures. Nothing is linked unless the value is the very
 object the node holds.
 """
 from __future__ import annotations
