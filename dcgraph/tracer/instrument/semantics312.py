@@ -13,6 +13,7 @@ from .. import generators
 from .semantics311 import H as _H311, NULL, Placeholder, registrar
 from .semantics311_flow import conditional_jump
 from ...tape.nodes import Node
+from ..summary import Summary
 
 __all__ = ["HANDLERS", "H", "handles"]
 
@@ -108,7 +109,10 @@ def _load_attr(f, ins, i):
 
 
 def _super_object(sup, cls, obj):
-    """The ``super`` object LOAD_SUPER_ATTR looks the name up on (not logged: rebuilt)."""
+    """The ``super`` object LOAD_SUPER_ATTR looks the name up on (not logged: rebuilt; None
+    in a ``values="summary"`` tape, whose class and object are summaries)."""
+    if type(cls.value) is Summary or type(obj.value) is Summary:
+        return None
     make = sup.value if isinstance(sup, Node) else super
     return make(cls.value, obj.value)
 
