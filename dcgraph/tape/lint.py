@@ -138,7 +138,7 @@ class _Lint:
 
 
 _ABSENT = object()
-_CO_GENERATOR = 0x20
+_CO_GENERATOR = 0x20 | 0x80 | 0x200   # frames with segments: generator, coroutine, async gen
 
 
 def _names_ok(names) -> bool:

@@ -13,7 +13,7 @@ import types
 
 from .instrument.semantics311 import Placeholder
 from .recorder import EntryMark, MadeMark, Missing
-from . import generators
+from . import awaiting, generators
 from ..tape import Constant, NestedCall, Node, Phi, PrimitiveCall, Raise, Return, Tape
 import numpy as np
 
@@ -24,7 +24,9 @@ from .summary import value_type
 
 ndarray = np.ndarray
 _RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send,
-             types.GeneratorType.throw)
+             types.GeneratorType.throw, types.CoroutineType.send, types.CoroutineType.throw)
+_METHOD_DESCRIPTOR = types.MethodDescriptorType
+_SENDERS = (types.GeneratorType.send, types.CoroutineType.send)
 
 __all__ = ["CallReplay"]
 
@@ -83,9 +85,14 @@ class CallReplay:
         if self.r.resumed is not None and fn in _RESUMERS and args:
             segment = generators.resumed_item(
                 self, value, args[0].value,
-                args[1] if len(args) == 2 and fn is _RESUMERS[2] else None, fn)
+                args[1] if len(args) == 2 and fn in _SENDERS else None, fn)
             if segment is not None:      # next(g), g.send(v) of a traced generator: its segment
                 self.stack.append(segment)
+                return
+        if type(fn) is _METHOD_DESCRIPTOR and args and fn in self.r.future_methods:
+            linked = awaiting.primitive(self, self.r.future_methods[fn], args, value, i)
+            if linked is not None:       # a future's or task's result: the node it came from
+                self.stack.append(linked)
                 return
         node = self.add(PrimitiveCall(fn, args, kwargs, value, self.loc(i), fn_node, method))
         node.via = via

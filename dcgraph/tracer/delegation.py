@@ -1,4 +1,5 @@
-"""Runtime of ``yield from`` in a traced generator frame (CPython 3.11).
+"""Runtime of ``yield from`` and ``await`` in a traced generator or coroutine frame (CPython
+3.11; ``await x`` is ``GET_AWAITABLE`` and the same loop, ``async for`` ``GET_ANEXT``).
 
 3.11 compiles ``r = yield from x`` to ``GET_YIELD_FROM_ITER``, then a loop ``SEND``,
 ``YIELD_VALUE``, ``RESUME 2``, ``JUMP_BACKWARD_NO_INTERRUPT`` whose exit (``SEND``'s target)
@@ -58,8 +59,11 @@ def delegated(iterator, frame, hook):
     run = getattr(level, "run", None)
     if run is None or run.closed:
         return iterator
-    traced = type(iterator) is types.GeneratorType and iterator.gi_frame is not None and (
-        iterator.gi_frame in run.live_generators or iterator.gi_frame in run.generators)
+    kind = type(iterator)
+    frame_of = iterator.gi_frame if kind is types.GeneratorType else \
+        iterator.cr_frame if kind is types.CoroutineType else None
+    traced = frame_of is not None and (
+        frame_of in run.live_generators or frame_of in run.generators)
     level.log.append((iterator, not traced))   # as a method: no call 3.11 counts (``headroom``)
     return iterator if traced else relay(iterator, level.append, frame)
 

@@ -1,4 +1,5 @@
-"""Replaying traced generator frames: creation, resumption segments, suspension.
+"""Replaying traced generator frames (coroutines and async generators too: the same frames
+to the replay): creation, resumption segments, suspension.
 
 A traced generator frame logs a ``ResumeMark``, its frame object and its arguments when it
 starts, the mark, the frame and the value sent in each time it resumes (``recorder.resumed``:
@@ -21,15 +22,16 @@ from __future__ import annotations
 import types
 
 from ..tape import Argument, NestedCall, Phi, PrimitiveCall, Return, Tape, Yield
-from . import ops
+from . import async_iteration, awaiting, ops
 from .delegation import LandMark, RelayMark
-from .recorder import Missing, ResumeMark
+from .recorder import BlockMark, Missing, ResumeMark
 
 __all__ = ["GeneratorState", "made", "resume", "SUSPENDED", "resumed_item", "DELEGATION_MARKS",
            "settle_delegation", "yield_from_iter", "send"]
 
 SUSPENDED = object()    # yielded by a generator Frame's replay_steps at YIELD_VALUE
 DELEGATION_MARKS = (LandMark, RelayMark)
+THROWERS = (types.GeneratorType.throw, types.CoroutineType.throw)
 
 
 class GeneratorState:
@@ -60,7 +62,8 @@ def made(frame, i: int, f, fn, fn_node, method, args, kwargs, via) -> None:
     node.via = via
     node.meta["segments"] = []
     target = f.__func__ if type(f) is types.MethodType else f
-    r.generators[id(gen_frame)] = GeneratorState(node, info, target, list(args), kwargs)
+    state = r.generators[id(gen_frame)] = GeneratorState(node, info, target, list(args), kwargs)
+    r.made[id(value)] = state    # a task's result, a delegator's item (``awaiting``, ``throw``)
     frame.stack.append(node)
 
 
@@ -128,9 +131,10 @@ def resumed_item(frame, value, iterator, sent=None, fn=next):
     r = frame.r
     node = r.resumed
     if node is None or node.value is not value or node.tape is not frame.tape \
-            or node.args[0].value is not iterator:
+            or (node.args[0].value is not iterator
+                and not _delegates_to(r, iterator, node.args[0].value)):
         return None
-    if (fn is types.GeneratorType.throw) != (node.fn is types.GeneratorType.throw):
+    if (fn in THROWERS) != (node.fn is types.GeneratorType.throw):
         return None
     r.resumed = None
     node.meta["taken"] = True            # its item is this node, not an item of the generator
@@ -138,13 +142,36 @@ def resumed_item(frame, value, iterator, sent=None, fn=next):
         first = node.child._nodes[0]
         if type(first) is Argument and first.name == "(sent)" and first.value is sent.value:
             first.source = sent          # the sent value's node, in the consumer
-            node.fn, node.args = types.GeneratorType.send, (node.args[0], sent)
+            node.fn = types.CoroutineType.send if type(iterator) is types.CoroutineType \
+                else types.GeneratorType.send
+            node.args = (node.args[0], sent)
             node.inputs = node.args
     return node
 
 
-def yield_value(frame, i: int) -> None:
-    """YIELD_VALUE: the segment ends with ``Yield``; the frame suspends."""
+def _delegates_to(r, iterator, generator) -> bool:
+    """Is ``iterator``, a traced generator suspended in ``yield from`` (or a coroutine in
+    ``await``), delegating to ``generator``, directly or through further delegators? Then
+    ``throw`` on it went to ``generator`` in C, and the item that answered is its segment."""
+    for _ in range(len(r.made)):
+        state = r.made.get(id(iterator))
+        frame = state.frame if state is not None else None
+        if frame is None or getattr(frame, "suspended_at", None) is None or not frame.stack:
+            return False
+        below = frame.stack[-1]          # a delegating frame's SEND iterator, under the yield
+        while type(below) is Phi:
+            below = below.source
+        iterator = getattr(below, "value", None)
+        if iterator is generator:
+            return True
+    return False
+
+
+def yield_value(frame, i: int, async_item: bool = False) -> None:
+    """YIELD_VALUE: the segment ends with ``Yield``; the frame suspends (``async_item``: an
+    async generator's wrapped item, see ``async_iteration``)."""
+    if async_item:
+        frame.call_node.meta[async_iteration.ASYNC_ITEM] = True
     value = frame.use()
     frame.suspended_at = i
     frame.add(Yield((value,), value.value, frame.loc(i)))
@@ -167,11 +194,12 @@ def settle_delegation(r, event) -> bool:
     return True
 
 
-def yield_from_iter(frame, i: int) -> None:
-    """GET_YIELD_FROM_ITER: the iterator (the object itself, or ``iter`` of it)."""
+def yield_from_iter(frame, i: int, get=iter) -> None:
+    """GET_YIELD_FROM_ITER (``get``: ``iter``) or GET_AWAITABLE (``ops.awaitable``): the
+    iterator delegated to (the object itself, or ``get`` of it)."""
     obj = frame.use()
     iterator, _relayed = frame.r.take()
-    frame.stack.append(obj if obj.value is iterator else frame.call(iter, (obj,), iterator, i))
+    frame.stack.append(obj if obj.value is iterator else frame.call(get, (obj,), iterator, i))
 
 
 def send(frame, i: int, keeps_iterator: bool = False) -> None:
@@ -186,6 +214,10 @@ def send(frame, i: int, keeps_iterator: bool = False) -> None:
     event = log[r.pos] if r.pos < len(log) else None
     if type(event) is ResumeMark:        # the sub-generator's segment (and only it: what
         resume(r)                        # follows its yield is the consumer's)
+        event = log[r.pos] if r.pos < len(log) else None
+    elif type(event) is BlockMark and event.handler and event.info.generator \
+            and log[r.pos + 1] is not frame.token:   # thrown into it by the awaitable
+        resume(r, thrown=True)           # (``athrow``/``aclose`` of an async generator)
         event = log[r.pos] if r.pos < len(log) else None
     if r.resumed is not None and type(event) is not LandMark:
         segment = resumed_item(frame, r.resumed.value, iterator.value,
@@ -243,6 +275,12 @@ def cleanup_throw(frame, i: int) -> None:
 def returned_node(frame, i, iterator, value, tape):
     """The node of a ``yield from``'s value: the sub-generator's last segment, or a literal."""
     last = _returned_segment(iterator, value, tape)
+    if last is not None:
+        return last
+    last = async_iteration.async_item(frame, iterator, value)   # an async generator's item
+    if last is not None:
+        return last
+    last = awaiting.awaited_result(frame, iterator, value, i)   # ``await future``
     if last is not None:
         return last
     return frame.r.literal(None) if value is None else frame.constant("returned", value, i)

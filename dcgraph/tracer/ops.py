@@ -11,7 +11,7 @@ import operator
 import types
 
 __all__ = ["build_tuple", "build_list", "build_set", "build_dict", "build_const_key_dict",
-           "build_string", "format_value", "next_item", "not_contains", "make_function",
+           "build_string", "format_value", "next_item", "awaitable", "enter_async_context", "not_contains", "make_function",
            "enter_context", "exit_context", "match_mapping", "match_sequence", "match_keys",
            "match_class", "call_result", "unpack_star", "view_of", "write_through_view",
            "view_positions", "MUTATED_ARGUMENT", "mutated_argument",
@@ -58,6 +58,18 @@ def format_value(value, conversion: int = 0, spec: str = ""):
 def next_item(iterator, step: int):
     """The ``step``-th item a ``for`` loop drew from ``iterator`` (0-based)."""
     return next(iterator)
+
+
+def awaitable(obj):
+    """The iterator ``await obj`` delegates to: ``obj.__await__()`` (a coroutine is its own)."""
+    if isinstance(obj, types.CoroutineType):
+        return obj
+    return type(obj).__await__(obj)
+
+
+def enter_async_context(manager):
+    """``manager.__aenter__()`` as run by ``async with`` (the awaitable it returns)."""
+    return type(manager).__aenter__(manager)
 
 
 def not_contains(container, item):

@@ -62,6 +62,9 @@ _TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded
 _UNBOUND = (None, None, None)
 _TOO_DEEP_RESUMED = "resumed at the recursion limit: not recorded from there on"
 
+_CO_COROUTINE = 0x80
+_CO_ASYNC_GENERATOR = 0x200
+_CO_RESUMABLE = 0x20 | 0x80 | 0x200    # generator, coroutine, async generator frames
 _PRIMITIVE = object()   # memo value: the callable runs as it is
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
                         # extension types have none: their construction and calls run in C)
@@ -285,11 +288,12 @@ class Run:
         """A copy of ``fn`` running instrumented code, or None when it cannot be traced. A
         generator stays primitive under a depth-dependent context (its frames run at the depth
         of whatever resumes them, not of the call that made it) and in a summary run (its
-        frame is its identity in the log, which a summary log must not keep alive)."""
+        frame is its identity in the log, which a summary log must not keep alive); so do
+        coroutines and async generators, for the same reasons."""
         if not self.operators and guards_operators(fn, self.ctx):
             self.guard_operators()
         copy = instrumented_copy(fn, self.unsupported, self.operators)
-        if copy is not None and fn.__code__.co_flags & 0x20 and (
+        if copy is not None and fn.__code__.co_flags & _CO_RESUMABLE and (
                 self.ctx.depth_dependent or self.summary):
             return None
         return copy
@@ -364,12 +368,15 @@ def _starter(copy: types.FunctionType, info, fn: types.FunctionType):
     mark and the generator's frame object (the frame's identity in the log). The generator's
     frames log into the level of this call (``run.pending``, left by the hook that let it in)."""
     made = info.made_mark
+    flags = fn.__code__.co_flags
+    coroutine, asynchronous = bool(flags & _CO_COROUTINE), bool(flags & _CO_ASYNC_GENERATOR)
 
     def start(*args, **kwargs):
         generator = copy(*args, **kwargs)
         run = _state.run
         if not run.closed:
-            frame = generator.gi_frame
+            frame = generator.cr_frame if coroutine else generator.ag_frame if \
+                asynchronous else generator.gi_frame    # attributes: no call 3.11 counts
             run.generators[frame] = run.pending
             run.log.append(made)
             run.log.append(frame)

@@ -19,7 +19,7 @@ it left the frame (a ``Raise`` node, and the caller's call instruction raised in
 from __future__ import annotations
 
 from .recorder import MARK_TYPES, BlockMark, Missing, ResumeMark
-from . import generators
+from . import awaiting, generators
 from ..tape import Constant, Tape
 
 from .aliasing import ArrayAliasing
@@ -44,6 +44,9 @@ class Replay:
         self.generators: dict = {}     # id(generator frame object) -> GeneratorState
         self.current: Frame | None = None   # the frame being replayed (reads the log)
         self.resumed = None            # the segment that last yielded (``generators``)
+        self.made: dict = {}           # id(generator or coroutine object) -> GeneratorState
+        self.future_values: dict = {}  # id(future) -> (future, node given to set_result)
+        self.future_methods = awaiting.future_methods()
 
         self.summary = isinstance(log, SummaryLog)   # values="summary": no identity for lists
 

@@ -19,7 +19,7 @@ from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 __all__ = ["track", "traced_call"]
 
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
-_GENERATOR = 0x20              # CO_GENERATOR
+_RESUMABLE = 0x20 | 0x80 | 0x200   # generator, coroutine, async generator
 _HOOK_FRAMES = 1               # the call hook's frame, at the deepest point (``headroom``)
 
 
@@ -58,8 +58,8 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         run.guard_operators()
     target = f.__func__ if type(f) is types.MethodType else f
     traced = None
-    if type(target) is types.FunctionType and not target.__code__.co_flags & _GENERATOR \
-            and not run.ctx.is_primitive(target, 0):    # a generator root runs after track
+    if type(target) is types.FunctionType and not target.__code__.co_flags & _RESUMABLE \
+            and not run.ctx.is_primitive(target, 0):    # such a root runs after track
         traced = run.instrumented_function(target)
     call = f
     if traced is not None:

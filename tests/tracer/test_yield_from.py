@@ -140,8 +140,36 @@ def _pipeline(w):
     return s + sum(everything()) * w
 
 
+def _answering(w):
+    while True:
+        try:
+            yield w
+        except KeyError:
+            w = w * 3.0                  # the item answering the throw
+
+
+def _thrown_through(w):
+    def top():
+        yield from _answering(w)
+    g = top()
+    a = next(g)
+    b = g.throw(KeyError)                # C hands the sub-generator's item straight back
+    return a + b * 2.0 + next(g)
+
+
 @traced_here
-@pytest.mark.parametrize("f", [_pipeline, corners.sender, lambda w: sum(corners.outer(3)) * w])
+def test_item_answering_a_throw_into_a_delegator_is_the_sub_generators_segment():
+    _, tape = dcgraph.track(_thrown_through, 0.5)
+    tape.lint()
+    answered = [s for s in _segments(tape, "_answering") if s.fn_name == "throw"]
+    assert len(answered) == 1 and answered[0].tape is tape and answered[0].value == 1.5
+    doubled = [n for n in tape if getattr(n, "fn_name", "") == "mul"]
+    assert len(doubled) == 1 and _origin(doubled[0].args[0]) is answered[0]
+
+
+@traced_here
+@pytest.mark.parametrize("f", [_pipeline, corners.sender, lambda w: sum(corners.outer(3)) * w,
+                               _thrown_through])
 def test_grad_through_yield_from_equals_finite_differences(f):
     for w in (0.7, 1.9):
         eps = 1e-6

@@ -79,9 +79,9 @@ for _name in ("BINARY_OP", "UNARY_POSITIVE", "UNARY_NEGATIVE", "UNARY_NOT", "UNA
               "BUILD_MAP", "BUILD_CONST_KEY_MAP", "BUILD_STRING", "BUILD_SLICE", "LIST_TO_TUPLE",
               "FORMAT_VALUE", "MAKE_FUNCTION", "IMPORT_NAME", "IMPORT_FROM", "LOAD_BUILD_CLASS",
               "MATCH_MAPPING", "MATCH_SEQUENCE", "MATCH_KEYS", "MATCH_CLASS", "CHECK_EXC_MATCH",
-              "WITH_EXCEPT_START", "PREP_RERAISE_STAR", "FOR_ITER"):
+              "WITH_EXCEPT_START", "PREP_RERAISE_STAR", "FOR_ITER", "GET_AITER"):
     PROBE_KIND[_name] = "value"
-for _name in ("UNPACK_SEQUENCE", "UNPACK_EX", "BEFORE_WITH", "CHECK_EG_MATCH"):
+for _name in ("UNPACK_SEQUENCE", "UNPACK_EX", "BEFORE_WITH", "BEFORE_ASYNC_WITH", "CHECK_EG_MATCH"):
     PROBE_KIND[_name] = "multi"
 for _name in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
     PROBE_KIND[_name] = "cell"
@@ -126,16 +126,23 @@ def operator_of(ins, dispatcher: str):
     return operator.getitem          # subscript, slice
 
 
-# Code using these is left untraced (recorded as a primitive call): module and class bodies,
-# generators and coroutines.
-UNSUPPORTED = {"LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS",
-               "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
-               "BEFORE_ASYNC_WITH", "END_ASYNC_FOR", "ASYNC_GEN_WRAP"}
+# Code using these is left untraced (recorded as a primitive call): module and class bodies.
+UNSUPPORTED = {"LOAD_NAME", "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS"}
 
 # Code flags of generators, coroutines and async generators, and of those that are traced
-# (plain generators: ``yield``, ``yield from`` and resume marks; coroutines stay primitive).
+# (all three: ``yield``, ``yield from``/``await`` and resume marks).
 GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
-TRACED_GENERATOR_FLAGS = 0x20
+TRACED_GENERATOR_FLAGS = 0x20 | 0x80 | 0x200
+# Instructions leaving the iterator a ``SEND`` loop delegates to (``yield from``, ``await``,
+# ``async for``'s next item): the ``delegation.delegated`` probe follows them.
+DELEGATING_ITERS = {"GET_YIELD_FROM_ITER", "GET_AWAITABLE", "GET_ANEXT"}
+
+
+def wraps_async_item(op) -> bool:
+    """Does ``op`` (the instruction before a YIELD_VALUE) wrap an async generator's item (a
+    real ``yield``, which ends the consumer's ``await`` of ``__anext__``/``asend``; an
+    ``await`` inside the async generator yields unwrapped)?"""
+    return op.name == "ASYNC_GEN_WRAP"
 
 
 def multi_count(ins) -> int:
@@ -160,6 +167,8 @@ _POPS_FIXED = {
     "PRINT_EXPR": 1, "CHECK_EXC_MATCH": 1, "LIST_APPEND": 1, "SET_ADD": 1, "LIST_EXTEND": 1,
     "SET_UPDATE": 1, "DICT_UPDATE": 1, "DICT_MERGE": 1, "PUSH_EXC_INFO": 1,
     "PRECALL": 0, "KW_NAMES": 0, "STORE_FAST": 1, "YIELD_VALUE": 1, "GET_YIELD_FROM_ITER": 1,
+    "GET_AWAITABLE": 1, "GET_AITER": 1, "BEFORE_ASYNC_WITH": 1, "END_ASYNC_FOR": 2,
+    "ASYNC_GEN_WRAP": 1,
 }
 
 

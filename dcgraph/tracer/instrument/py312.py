@@ -21,7 +21,8 @@ import operator
 from bytecode import Instr
 
 from . import py311
-from .py311 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, GENERATOR_FLAGS,  # noqa: F401
+from .py311 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, DELEGATING_ITERS,  # noqa: F401
+                    GENERATOR_FLAGS,
                     INPLACE_FIRST, LOAD_CLOSURE, callee_below, compare_index, global_slots,
                     multi_count, value_depth)
 
@@ -75,7 +76,13 @@ PROBE_KIND.update({"BINARY_SLICE": "value", "CALL_INTRINSIC_1": "value",
 # like 3.11's module bodies.
 # Generators are traced as on 3.11; every generator body lies in a handler range (3.12 turns
 # a StopIteration leaving it into RuntimeError), which opens after the prologue (``rewrite``).
-TRACED_GENERATOR_FLAGS = 0x20
+TRACED_GENERATOR_FLAGS = py311.TRACED_GENERATOR_FLAGS   # as on 3.11
+ASYNC_GEN_WRAP = 4      # CALL_INTRINSIC_1's INTRINSIC_ASYNC_GEN_WRAP (3.11's ASYNC_GEN_WRAP)
+
+
+def wraps_async_item(op) -> bool:
+    """As ``py311.wraps_async_item``: 3.12 wraps with ``CALL_INTRINSIC_1``."""
+    return op.name == "CALL_INTRINSIC_1" and int(op.arg) == ASYNC_GEN_WRAP
 UNSUPPORTED = py311.UNSUPPORTED | {"LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",
                                    "LOAD_FROM_DICT_OR_DEREF"}
 
@@ -152,6 +159,8 @@ def rewrite(ins, loc):
 
 
 def probe_kind(ins, cells: frozenset):
+    if wraps_async_item(ins):
+        return None                      # the item itself: the replay passes it on
     return PROBE_KIND.get(ins.name)
 
 

@@ -17,17 +17,19 @@ from bytecode import CellVar, FreeVar, Instr
 
 from . import py312
 from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,  # noqa: F401
-                    DELEGATING_JUMPS, GUARD_JUMPS, INTRINSIC_OPERATORS, guarded_operator,
+                    DELEGATING_ITERS, DELEGATING_JUMPS, GUARD_JUMPS, INTRINSIC_OPERATORS,
+                    guarded_operator,
                     FOLDABLE_TESTS, FOLDING_JUMPS, GENERATOR_FLAGS, INPLACE_FIRST, LITERAL_LOADS,
                     TERMINATORS, UNARY_OPS, UNCONDITIONAL_JUMPS,
-                    UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count)
+                    UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count,
+                    wraps_async_item)
 
 ENDS_BLOCK = py312.ENDS_BLOCK
 # guarded operators as on 3.12 (``TO_BOOL`` and ``CONVERT_VALUE`` pick no operator method)
 GUARDED_OPERATORS = py312.GUARDED_OPERATORS
 GUARD_SWITCH_TEST = ("TO_BOOL",)       # a jump tests exact bools only
 
-TRACED_GENERATOR_FLAGS = 0x20           # as 3.12 (probes follow the version's call layout)
+TRACED_GENERATOR_FLAGS = py312.TRACED_GENERATOR_FLAGS   # as 3.12 (probes follow the version's call layout)
 CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX"}
 CALLABLE_PRODUCERS = py312.CALLABLE_PRODUCERS
 
@@ -124,5 +126,7 @@ def rewrite(ins, loc):
 def probe_kind(ins, cells: frozenset):
     if is_cell_load(ins, cells):
         return "value"               # the cell, so a new closure's reads find their writer
+    if wraps_async_item(ins):
+        return None                      # the item itself: the replay passes it on
     return PROBE_KIND.get(ins.name)
 

@@ -110,8 +110,10 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
     info = CodeInfo(code)
     info.guarded = guarded
     if code.co_flags & ops.GENERATOR_FLAGS and not info.generator:
-        info.error = ("generators are recorded as primitive calls on this Python" if
-                      code.co_flags & 0x20 else "coroutines are recorded as primitive calls")
+        info.error = ("async generators are recorded as primitive calls" if
+                      code.co_flags & 0x200 else "generators are recorded as primitive calls on"
+                      " this Python" if code.co_flags & 0x20 else "coroutines are recorded as"
+                      " primitive calls on this Python")
         return info
     try:
         bc = Bytecode.from_code(code)
@@ -260,7 +262,7 @@ def _callable(fn, loc) -> list:
 
 
 def _delegated(depth: int, loc) -> list:
-    """After GET_YIELD_FROM_ITER (the iterator on top, ``depth`` values in all): replace it by
+    """After GET_YIELD_FROM_ITER or GET_AWAITABLE (the iterator on top, ``depth`` values in all): replace it by
     ``delegation.delegated(iterator, frame, hook)``. Stack-neutral."""
     return [*_callable(delegated, loc), Instr("COPY", 3, location=loc),    # the iterator
             Instr("COPY", depth + 6, location=loc),      # the frame object
@@ -376,8 +378,9 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
             out += _prologue(info, _NO_LINE) + deferred
         elif name == "RESUME" and info.generator:
             out += _resumed(s.depth_before[i], info, loc)
-        elif name == "GET_YIELD_FROM_ITER":
-            out += _delegated(s.depth_before[i], loc)
+        elif name in ops.DELEGATING_ITERS:      # GET_ANEXT keeps the async iterator under it
+            pops, pushes = ops.stack_io(ins)
+            out += _delegated(s.depth_before[i] - pops + pushes, loc)
         if kind is not None:
             out += _probe_after(info, s, i, ins, kind)
     if not resumed:

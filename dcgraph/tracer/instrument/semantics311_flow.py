@@ -8,6 +8,7 @@ from . import py311
 from .semantics311 import _pop_n, handles
 from .. import ops
 from ..generators import resumed_item, send, yield_from_iter, yield_value
+from .. import async_iteration
 
 __all__ = []
 
@@ -117,12 +118,42 @@ def _return_generator(f, ins, i):
 
 @handles("YIELD_VALUE")
 def _yield_value(f, ins, i):
-    yield_value(f, i)
+    yield_value(f, i, i > 0 and py311.wraps_async_item(f.ops[i - 1]))
+
+
+@handles("ASYNC_GEN_WRAP")
+def _async_gen_wrap(f, ins, i):
+    pass                                 # the item itself (the asend object unwraps it)
+
+
+@handles("GET_AITER")
+def _get_aiter(f, ins, i):
+    async_iteration.get_aiter(f, i)
+
+
+@handles("GET_ANEXT")
+def _get_anext(f, ins, i):
+    async_iteration.get_anext(f, i)
+
+
+@handles("END_ASYNC_FOR")
+def _end_async_for(f, ins, i):
+    async_iteration.end_async_for(f, i)
+
+
+@handles("BEFORE_ASYNC_WITH")
+def _before_async_with(f, ins, i):
+    async_iteration.before_async_with(f, i)
 
 
 @handles("GET_YIELD_FROM_ITER")
 def _get_yield_from_iter(f, ins, i):
     yield_from_iter(f, i)
+
+
+@handles("GET_AWAITABLE")
+def _get_awaitable(f, ins, i):
+    yield_from_iter(f, i, ops.awaitable)
 
 
 @handles("SEND")

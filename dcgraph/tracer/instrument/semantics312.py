@@ -14,6 +14,7 @@ from ..operators import replay_operator
 from .semantics311 import H as _H311, NULL, Placeholder, registrar
 from .semantics311_flow import conditional_jump
 from ...tape.nodes import Node
+from ..summary import Summary
 
 __all__ = ["HANDLERS", "H", "handles"]
 
@@ -35,6 +36,11 @@ handles(*py312.CONDITIONAL_JUMPS)(conditional_jump(py312.CONDITIONAL_JUMPS))
 @handles("SEND")
 def _send(f, ins, i):
     generators.send(f, i, keeps_iterator=True)
+
+
+@handles("YIELD_VALUE")
+def _yield_value(f, ins, i):
+    generators.yield_value(f, i, i > 0 and py312.wraps_async_item(f.ops[i - 1]))
 
 
 @handles("END_SEND")
@@ -106,7 +112,10 @@ def _load_attr(f, ins, i):
 
 
 def _super_object(sup, cls, obj):
-    """The ``super`` object LOAD_SUPER_ATTR looks the name up on (not logged: rebuilt)."""
+    """The ``super`` object LOAD_SUPER_ATTR looks the name up on (not logged: rebuilt; None
+    in a ``values="summary"`` tape, whose class and object are summaries)."""
+    if type(cls.value) is Summary or type(obj.value) is Summary:
+        return None
     make = sup.value if isinstance(sup, Node) else super
     return make(cls.value, obj.value)
 
@@ -148,6 +157,8 @@ _INTRINSIC_1 = {**py312.INTRINSIC_OPERATORS, 6: tuple}      # 6: INTRINSIC_LIST_
 
 @handles("CALL_INTRINSIC_1")
 def _call_intrinsic_1(f, ins, i):
+    if py312.wraps_async_item(ins):
+        return                           # an async generator's item itself: passed on
     a = f.use()
     fn = _INTRINSIC_1.get(int(ins.arg))
     if int(ins.arg) in py312.INTRINSIC_OPERATORS and replay_operator(f, i, fn, (a,)):
