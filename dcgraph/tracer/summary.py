@@ -28,6 +28,7 @@ import weakref
 import numpy as np
 
 from ..tape.printing import short_repr
+from .operators import Attempt
 from .recorder import MARK_TYPES
 
 __all__ = ["Summary", "SummaryLog", "SummaryTapeError", "require_values", "VALUE_MODES"]
@@ -147,8 +148,8 @@ class SummaryLog(list):
 
     def append(self, value) -> None:
         t = type(value)
-        if t in MARK_TYPES or t in _ATOMS or self._kept.get(id(value)) is value:
-            list.append(self, value)
+        if t in MARK_TYPES or t in _ATOMS or t is Attempt or self._kept.get(id(value)) is value:
+            list.append(self, value)     # (``Attempt``: how an operator method gets its operands)
         else:
             list.append(self, self.summarise(value))
 

@@ -158,6 +158,20 @@ def test_vector_operators_print_as_nested_calls_on_every_version():
                    and any(isinstance(x.value, V) for x in n.args) for n in tape.walk())
 
 
+def test_a_summary_run_reads_the_operator_marks():
+    # the marks saying how an operator method gets its operands are log marks, kept as they
+    # are by the summary log (they were summarised, and the replay lost its place)
+    value, tape = dcgraph.track(vector, 1.5, values="summary")
+    tape.lint()
+    assert value == vector(1.5)
+    _, kept = dcgraph.track(vector, 1.5)
+    methods = [n.child.code.co_name for n in tape.walk()
+               if type(n) is NestedCall and n.child.code.co_name.startswith("__")]
+    assert methods == [n.child.code.co_name for n in kept.walk()
+                       if type(n) is NestedCall and n.child.code.co_name.startswith("__")]
+    assert "__add__" in methods
+
+
 def test_vector_gradient_and_slice():
     assert dcgraph.grad(vector)(1.3) == pytest.approx(_central(vector_closed_form, 1.3),
                                                       rel=1e-7)
