@@ -26,7 +26,13 @@ from .params import ParamSpec, _identity, _one, _zero
 __all__ = ["declare", "constrain", "log_jacobian", "observe", "is_distribution", "advance",
            "Discovery", "Probe", "StatementError", "HELPERS"]
 
-_state = threading.local()
+
+
+class _State(threading.local):
+    discovery = None                       # the active ``Discovery`` of this thread
+
+
+_state = _State()
 _F8 = np.dtype(np.float64)
 _specs: dict = {}
 _sites: dict = {}      # (name, line) -> (args, kwargs, spec) of the last declaration there

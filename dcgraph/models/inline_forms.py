@@ -1,0 +1,126 @@
+"""Inline forms of the models helpers for compiled replay (``dcgraph.compiled.inline``).
+
+A rewritten model calls ``declare``, ``advance``, ``constrain`` and ``log_jacobian`` once per
+parameter and a factory per statement; on a compiled path these are written as code:
+
+* ``declare(name, line, *args)`` at a call site whose arguments are numbers, strings or
+  tuples: the recorded ``ParamSpec`` (arguments not known when compiling are guarded equal to
+  the recorded ones; a path run while parameters are discovered re-traces);
+* ``advance(at, spec)`` of known ``at`` and ``spec``: the int;
+* ``constrain`` / ``log_jacobian`` of a known offset and spec, on a float64 ``theta`` of the
+  recorded shape (guarded once): a scalar's map on ``float(theta[at])``, identity and lower
+  bound written out, an unconstrained vector a copy of its slice;
+* a factory with positional parameters: the ``DistExpr`` built directly.
+
+Each form gives exactly the helper's value for the arguments its guards pass.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..compiled.inline import definline
+from .distributions import FACTORIES, FAMILIES, DistExpr
+from .params import ParamSpec, _identity, _lower, _zero
+from .runtime import _state, advance, constrain, declare, log_jacobian
+
+__all__ = ["FORMS"]
+
+_PLAIN = (int, float, bool, str, type(None))
+
+
+def _plain(value) -> bool:
+    if type(value) is tuple:
+        return all(type(v) is int for v in value)
+    return type(value) in _PLAIN and (type(value) is not float or math.isfinite(value))
+
+
+def _declare(site):
+    node = site.node
+    if type(node.value) is not ParamSpec or len(node.args) < 2 \
+            or not (site.known(node.args[0]) and site.known(node.args[1])):
+        return None
+    pairs = list(zip(node.args[2:], site.args[2:])) + \
+        [(x, site.kwargs[n]) for n, x in node.kwargs.items()]
+    lines = []
+    if site.once("declare: not discovering"):
+        lines.append(site.guard(f"{site.bind(_state, '_dcg_state')}.discovery is not None"))
+    for x, expr in pairs:
+        if not _plain(x.value):
+            return None
+        if not site.known(x):
+            lines.append(site.guard(f"{expr} != {site.literal(x.value)}"))
+    return lines, site.bind(node.value, f"_spec{site.k}"), "constant"
+
+
+def _advance(site):
+    at, spec = site.node.args
+    if not (site.known(at) and site.known(spec)) or type(site.node.value) is not int:
+        return None
+    return [], site.literal(site.node.value), "constant"
+
+
+def _theta(site):
+    """``theta``'s expression and its guard (once per path): a float64 vector of the recorded
+    shape, or None when the recorded ``theta`` is not one."""
+    theta, at, spec = site.node.args
+    value = theta.value
+    if not (site.known(at) and site.known(spec)) or type(at.value) is not int \
+            or type(spec.value) is not ParamSpec or type(value) is not np.ndarray \
+            or value.dtype != np.float64 or value.ndim != 1:
+        return None, []
+    t = site.args[0]
+    test = (f"_type({t}) is not {site.bind(np.ndarray, '_ndarray')} or {t}.shape != "
+            f"{site.literal(value.shape)} or {t}.dtype != {site.bind(value.dtype, '_F8')}")
+    return t, [site.guard(test)] if site.once(("theta", t)) else []
+
+
+def _scalar(site, which: int):
+    """A scalar parameter's map ``which`` (0 forward, 1 log-Jacobian) on ``float(theta[at])``."""
+    t, lines = _theta(site)
+    spec, at = site.node.args[2].value, site.node.args[1].value
+    if t is None or spec.scalar is None or not at < len(site.node.args[0].value):
+        return None
+    fn, u = spec.scalar[which], f"{site.bind(float, '_float')}({t}[{at}])"
+    if fn is _zero:
+        return lines, "0.0", "typed"
+    if fn is _identity:
+        expr = u
+    elif fn is _lower:
+        expr = f"{site.literal(float(spec.bijector.low))} + {site.bind(math.exp, '_exp')}({u})"
+    else:
+        expr = f"{site.bind(fn, '_map')}({site.bind(spec.bijector, '_bijector')}, {u})"
+    return lines + [f"v{site.k} = {expr}"], f"v{site.k}", "typed"
+
+
+def _constrain(site):
+    spec = site.node.args[2].value
+    if type(spec) is ParamSpec and spec.vector:
+        t, lines = _theta(site)
+        at = site.node.args[1].value
+        if t is None or at + spec.size > len(site.node.args[0].value):
+            return None
+        return lines + [f"v{site.k} = {t}[{at}:{at + spec.size}].copy()"], f"v{site.k}", "typed"
+    return _scalar(site, 0) if type(spec) is ParamSpec else None
+
+
+def _log_jacobian(site):
+    return _scalar(site, 1) if type(site.node.args[2].value) is ParamSpec else None
+
+
+def _factory(site):
+    node = site.node
+    family = node.fn.__name__
+    if node.kwargs or len(node.args) != len(FAMILIES[family][1]):
+        return None
+    params = "".join(a + ", " for a in site.args)
+    return ([f"v{site.k} = {site.bind(DistExpr, '_DistExpr')}({site.bind(family, '_family')}, "
+             f"({params}))"], f"v{site.k}", "typed")
+
+
+#: helper -> its inline form (registered with ``dcgraph.compiled.inline.definline``)
+FORMS = {declare: _declare, advance: _advance, constrain: _constrain,
+         log_jacobian: _log_jacobian, **{f: _factory for f in FACTORIES}}
+for _fn, _form in FORMS.items():
+    definline(_fn, _form)
