@@ -1,0 +1,117 @@
+"""Inline forms of the models helpers (``dcgraph.models.inline_forms``): on a compiled path
+``declare``, ``advance``, ``constrain``, ``log_jacobian`` and the factories are code, not calls;
+values and gradients equal the traced sweep to 1e-12 for every scalar constraint and finite
+differences; a changed declaration argument or a run under ``Discovery`` re-traces."""
+import math
+
+import numpy as np
+import pytest
+
+from dcgraph.compiled import GuardFailed
+from dcgraph.models import model, normal, param, uniform
+from dcgraph.models.distributions import FACTORIES
+from dcgraph.models.runtime import Discovery, advance, constrain, declare, log_jacobian
+
+
+def numerical_gradient(f, theta, eps=1e-6):
+    return np.array([(f(theta + eps * e) - f(theta - eps * e)) / (2 * eps)
+                     for e in np.eye(len(theta))])
+
+
+def only_path(bound):
+    (path, _binding), = next(iter(bound.gradient_cache.paths.values()))
+    return path
+
+
+@model
+def every_scalar_map(X, y):
+    w = param(shape=X.shape[1])              # an unconstrained vector: a copy of its slice
+    b = param()                              # identity
+    s = param(lower=0.0)                     # lower bound: low + exp(u)
+    c = param(upper=2.0)                     # upper bound: a call of its map
+    p = param(lower=-1.0, upper=3.0)         # interval
+    w |= normal(0.0, 10.0)
+    b |= normal(c, 10.0)
+    s |= uniform(0.0, 5.0)
+    p |= normal(0.5, 2.0)
+    y |= normal(X @ w + b * p, s)
+
+
+def every_scalar_map_by_hand(t, X, y):
+    k = X.shape[1]
+    w, b, s = t[:k], t[k], math.exp(t[k + 1])
+    c = 2.0 - math.exp(t[k + 2])
+    sig = 1.0 / (1.0 + math.exp(-t[k + 3]))
+    p = -1.0 + 4.0 * sig
+    logj = t[k + 1] + t[k + 2] + math.log(4.0 * sig * (1.0 - sig))
+
+    def lnorm(x, m, sd):
+        z = (x - m) / sd
+        return float(np.sum(-0.5 * z * z - math.log(sd) - 0.5 * math.log(2 * math.pi)))
+    return (logj + lnorm(w, 0.0, 10.0) + lnorm(b, c, 10.0) - math.log(5.0)
+            + lnorm(p, 0.5, 2.0) + lnorm(y, X @ w + b * p, s))
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    return X, X @ np.array([1.0, -0.5, 2.0]) + 0.3 + 0.4 * rng.normal(size=40)
+
+
+def test_helpers_are_code_on_the_compiled_path_and_values_equal_the_sweep(data):
+    X, y = data
+    fused, ref = every_scalar_map(X, y), every_scalar_map(X, y)
+    ref.gradient_cache.disable("the reference: the traced sweep")
+    rng = np.random.default_rng(4)
+    points = [0.3 * rng.normal(size=fused.dim) for _ in range(4)]
+    for _ in range(4):
+        fused.logdensity_and_grad(points[0])
+    for t in points:
+        (v1, g1), (v2, g2) = fused.logdensity_and_grad(t), ref.logdensity_and_grad(t)
+        assert v1 == pytest.approx(v2, rel=1e-12, abs=1e-12)
+        np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-12)
+        assert v1 == pytest.approx(every_scalar_map_by_hand(t, X, y), rel=1e-12)
+        num = numerical_gradient(lambda u: every_scalar_map_by_hand(u, X, y), t)
+        np.testing.assert_allclose(g1, num, rtol=1e-6, atol=1e-5)
+    assert fused.gradient_cache.stats["hits"] >= len(points) + 1
+    path = only_path(fused)
+    ns = path._fn.__globals__
+    helpers = {declare, advance, constrain, log_jacobian, *FACTORIES}
+    called = [n for n, obj in ns.items() if any(obj is h for h in helpers)
+              and f"{n}(" in path.source.split("g0 = ")[0]]      # the forward part
+    assert called == []
+    assert path.source.count(".discovery is not None") == 1      # one guard for the path
+    assert "[0:3].copy()" in path.source
+
+
+def test_a_changed_declaration_argument_re_traces(data):
+    X, y = data
+    bound = every_scalar_map(X, y)
+    theta = np.full(bound.dim, 0.1)
+    for _ in range(4):
+        bound.logdensity_and_grad(theta)
+    assert "!= 3: raise" in only_path(bound).source              # shape=X.shape[1] guarded
+    X4 = np.hstack([X, X[:, :1]])                                 # 4 columns: w has 4 entries
+    theta4 = np.full(bound.dim + 1, 0.1)
+    path = only_path(bound)
+    with pytest.raises(GuardFailed) as failed:
+        path((theta4, X4, y), {})
+    assert "declare" in path.describe(failed.value)               # the first guard: w's shape
+    for _ in range(3):
+        v, g = bound._vg(theta4, X4, y)                           # another path, compiled
+    assert v == pytest.approx(every_scalar_map_by_hand(theta4, X4, y), rel=1e-12)
+    num = numerical_gradient(lambda u: every_scalar_map_by_hand(u, X4, y), theta4)
+    np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-5)
+
+
+def test_a_compiled_run_under_discovery_declares_every_parameter(data):
+    X, y = data
+    bound = every_scalar_map(X, y)
+    theta = np.full(bound.dim, 0.1)
+    for _ in range(4):
+        bound.logdensity_and_grad(theta)
+    with Discovery() as found:
+        v, _ = bound._vg(theta, X, y)
+    assert [s.name for s in found.specs] == ["w", "b", "s", "c", "p"]
+    assert v == pytest.approx(every_scalar_map_by_hand(theta, X, y), rel=1e-12)
