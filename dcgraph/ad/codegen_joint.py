@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compiled.inline import Site
 from ..compiled.support import unalias
 from ..tape import PrimitiveCall
 from .codegen_backward import NONE, SURE, _mode
@@ -58,7 +59,7 @@ class JointRules:
         """``buffer[key] += values`` for argument ``p``, a float64 vector, from the call
         ``fn(g, ans, *args) -> (key, values)``: into its buffer when this call owns one, or a
         new buffer when it has no adjoint yet (False otherwise: use the value rules)."""
-        p, fn = rule.scatter
+        p, fn, form = rule.scatter
         args = node.args
         if node.kwargs or len(args) <= p:
             return False
@@ -76,9 +77,15 @@ class JointRules:
         if type(node.value) is np.ndarray and node not in self.dense:
             self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g}, "
                       f"{self.v(node)}.dtype)")
-        call = ", ".join([g, self.v(node)] + [self.v(x) for x in args])
-        key, part = self.local(f"_at{self.ids[node]}"), self.local(f"_adj{self.ids[node]}")
-        self.emit(f"{key}, {part} = {self.bind(fn)}({call})")
+        a_exprs = [self.v(x) for x in args]
+        written = None if form is None else \
+            form(Site(self, node, self.ids[node], a_exprs, {}), g)
+        if written is not None:                   # the rule's result as code
+            key, part = written
+        else:
+            call = ", ".join([g, self.v(node)] + a_exprs)
+            key, part = self.local(f"_at{self.ids[node]}"), self.local(f"_adj{self.ids[node]}")
+            self.emit(f"{key}, {part} = {self.bind(fn)}({call})")
         if fresh:
             self.know_shape(a)
             self.mark(a)

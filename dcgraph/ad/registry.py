@@ -20,10 +20,12 @@ Three kinds of registration (HIPS autograd's style, named functions only):
     gives the adjoints of ``fn``'s arguments other than ``p`` followed by those of the inner
     call's arguments (the inner call then gets nothing from ``fn``); ``wants`` (tuple of
     bools, same order) says which are needed, the others may be None.
-``defscatter(fn, rule, p)``
+``defscatter(fn, rule, p, inline=None)``
     another for compiled replay only: argument ``p``'s adjoint is zero but at one key,
     ``rule(g, ans, *args) -> (key, values)`` (an int or a slice); compiled replay adds it in
-    place into one buffer per array.
+    place into one buffer per array. ``inline(site, g) -> (key text, values expression) |
+    None`` writes the rule's result as code at a call site (``dcgraph.compiled.inline.Site``;
+    it must equal the rule's) instead of a call.
 
 A key is the callable recorded in ``PrimitiveCall.fn``, or ``(fn, type)`` for rules chosen by
 the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf``).
@@ -108,14 +110,14 @@ def defjoint(fn, p: int, joints: dict) -> None:
     rule.joint = (int(p), dict(joints))
 
 
-def defscatter(fn, rule, p: int) -> None:
+def defscatter(fn, rule, p: int, inline=None) -> None:
     """Register ``fn``'s scatter rule for argument ``p`` (see the module docstring)."""
     if getattr(rule, "__name__", "<lambda>") == "<lambda>":
         raise TypeError(f"defscatter({primitive_name(fn)}): rules must be named functions")
     found = lookup(fn)
     if found is None or found.vjps is None:
         raise TypeError(f"defscatter({primitive_name(fn)}): register its value rules first")
-    found.scatter = (int(p), rule)
+    found.scatter = (int(p), rule, inline)
 
 
 def defnode(fn, node_rule, sparse: bool = False) -> None:

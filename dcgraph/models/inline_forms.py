@@ -10,7 +10,11 @@ parameter and a factory per statement; on a compiled path these are written as c
 * ``constrain`` / ``log_jacobian`` of a known offset and spec, on a float64 ``theta`` of the
   recorded shape (guarded once): a scalar's map on ``float(theta[at])``, identity and lower
   bound written out, an unconstrained vector a copy of its slice;
-* a factory with positional parameters: the ``DistExpr`` built directly.
+* a factory with positional parameters: the ``DistExpr`` built directly;
+* the scatter rules of ``constrain`` / ``log_jacobian`` (``dcgraph.ad.defscatter``, registered
+  here with their inline forms) of a known offset and spec: ``g0[at] += g * slope`` with
+  constant slopes folded, an unconstrained vector's adjoint added as it is (when it has the
+  vector's shape, else the rule's call).
 
 Each form gives exactly the helper's value for the arguments its guards pass.
 """
@@ -20,10 +24,12 @@ import math
 
 import numpy as np
 
+from ..ad import defscatter
 from ..compiled.inline import definline
 from .distributions import FACTORIES, FAMILIES, DistExpr
-from .params import ParamSpec, _identity, _lower, _zero
-from .runtime import _state, advance, constrain, declare, log_jacobian
+from .params import ParamSpec, _exp, _identity, _lower, _one, _zero
+from .runtime import (_state, advance, constrain, constrain_scatter, declare, log_jacobian,
+                      log_jacobian_scatter)
 
 __all__ = ["FORMS"]
 
@@ -118,6 +124,54 @@ def _factory(site):
     return ([f"v{site.k} = {site.bind(DistExpr, '_DistExpr')}({site.bind(family, '_family')}, "
              f"({params}))"], f"v{site.k}", "typed")
 
+
+def _known_site(site):
+    """(theta expression, at, spec) when ``at`` and ``spec`` are known, else None."""
+    theta, at, spec = site.node.args
+    if not (site.known(at) and site.known(spec)) or type(at.value) is not int \
+            or type(spec.value) is not ParamSpec:
+        return None
+    return site.args[0], at.value, spec.value
+
+
+def _slope_times(site, g, slope, spec, t, at) -> str:
+    """``_scaled_slope(g, slope, spec, theta, at)`` as an expression."""
+    if slope is _one:
+        return g
+    if slope is _zero:
+        return "0.0"
+    u = f"{site.bind(float, '_float')}({t}[{at}])"
+    if slope is _exp:
+        return f"{g} * {site.bind(math.exp, '_exp')}({u})"
+    return (f"{g} * {site.bind(slope, '_slope')}({site.bind(spec.bijector, '_bijector')}, "
+            f"{u})")
+
+
+def _constrain_scatter(site, g):
+    known = _known_site(site)
+    if known is None:
+        return None
+    t, at, spec = known
+    if spec.scalar is not None:
+        return str(at), _slope_times(site, g, spec.scalar[2], spec, t, at)
+    if not spec.vector:
+        return None
+    n = spec.size
+    call = ", ".join([g, site.code.v(site.node)] + site.args)
+    return (f"{at}:{at + n}", f"({g} if _type({g}) is {site.bind(np.ndarray, '_ndarray')} and "
+            f"{g}.shape == ({n},) else {site.bind(constrain_scatter, '_scatter')}({call})[1])")
+
+
+def _log_jacobian_scatter(site, g):
+    known = _known_site(site)
+    if known is None or known[2].scalar is None:
+        return None
+    t, at, spec = known
+    return str(at), _slope_times(site, g, spec.scalar[3], spec, t, at)
+
+
+defscatter(constrain, constrain_scatter, 0, inline=_constrain_scatter)
+defscatter(log_jacobian, log_jacobian_scatter, 0, inline=_log_jacobian_scatter)
 
 #: helper -> its inline form (registered with ``dcgraph.compiled.inline.definline``)
 FORMS = {declare: _declare, advance: _advance, constrain: _constrain,

@@ -1,5 +1,6 @@
 """Inline forms of the models helpers (``dcgraph.models.inline_forms``): on a compiled path
-``declare``, ``advance``, ``constrain``, ``log_jacobian`` and the factories are code, not calls;
+``declare``, ``advance``, ``constrain``, ``log_jacobian`` and the factories are code, not calls,
+and so are the scatter rules of ``constrain`` and ``log_jacobian``;
 values and gradients equal the traced sweep to 1e-12 for every scalar constraint and finite
 differences; a changed declaration argument or a run under ``Discovery`` re-traces."""
 import math
@@ -10,7 +11,8 @@ import pytest
 from dcgraph.compiled import GuardFailed
 from dcgraph.models import model, normal, param, uniform
 from dcgraph.models.distributions import FACTORIES
-from dcgraph.models.runtime import Discovery, advance, constrain, declare, log_jacobian
+from dcgraph.models.runtime import (Discovery, advance, constrain, constrain_scatter, declare,
+                                    log_jacobian, log_jacobian_scatter)
 
 
 def numerical_gradient(f, theta, eps=1e-6):
@@ -81,6 +83,9 @@ def test_helpers_are_code_on_the_compiled_path_and_values_equal_the_sweep(data):
     called = [n for n, obj in ns.items() if any(obj is h for h in helpers)
               and f"{n}(" in path.source.split("g0 = ")[0]]      # the forward part
     assert called == []
+    scatter = [n for n, obj in ns.items()
+               if obj is constrain_scatter or obj is log_jacobian_scatter]
+    assert sum(path.source.count(f"{n}(") for n in scatter) == 1  # the vector's fallback only
     assert path.source.count(".discovery is not None") == 1      # one guard for the path
     assert "[0:3].copy()" in path.source
 
