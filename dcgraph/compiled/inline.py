@@ -34,7 +34,9 @@ class Site:
     number). ``known(x)``: is the expression of argument node ``x`` the recorded value itself
     (a literal, a folded int, a constant an inline form gave)? ``bind(obj, hint)``: a name
     for ``obj``; ``literal(value)``: an expression of it; ``guard(test)``: a line re-tracing
-    when ``test`` holds; ``once(key)``: True the first time on this path (shared guards)."""
+    when ``test`` holds; ``once(key)``: True the first time on this path (shared guards);
+    ``local(base)``: a reserved variable name for scratch values; ``typed(x)``: is argument
+    node ``x``'s runtime type the recorded one without a check (literal, an inline form's)?"""
 
     def __init__(self, code, node, k: int, args: list, kwargs: dict):
         self.code, self.node, self.k, self.args, self.kwargs = code, node, k, args, kwargs
@@ -52,6 +54,21 @@ class Site:
         if t in (int, bool) or value is None or (t is float and math.isfinite(value)):
             return f"({value!r})" if repr(value)[0] == "-" else repr(value)
         return self.code.bind(value, "_k")
+
+    def typed(self, x) -> bool:
+        u = unalias(x)
+        return (type(u) is Constant and u.tape is None) or u in self.code.typed
+
+    def local(self, base: str) -> str:
+        """A variable name for this path that no binding uses (the same one for ``base``)."""
+        key = ("inline local", base)
+        name = self.code.seen.get(key)
+        if name is None:
+            name = base
+            while name in self.code.ns:
+                name += "_"
+            self.code.ns[name] = self.code.seen[key] = name
+        return name
 
     def guard(self, test: str) -> str:
         return f"if {test}: raise _GF({self.k})"

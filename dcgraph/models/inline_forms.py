@@ -11,6 +11,7 @@ parameter and a factory per statement; on a compiled path these are written as c
   recorded shape (guarded once): a scalar's map on ``float(theta[at])``, identity and lower
   bound written out, an unconstrained vector a copy of its slice;
 * a factory with positional parameters: the ``DistExpr`` built directly;
+* ``x |= normal(loc, scale)`` on floats: the statement's log density written out;
 * the scatter rules of ``constrain`` / ``log_jacobian`` (``dcgraph.ad.defscatter``, registered
   here with their inline forms) of a known offset and spec: ``g0[at] += g * slope`` with
   constant slopes folded, an unconstrained vector's adjoint added as it is (when it has the
@@ -26,10 +27,13 @@ import numpy as np
 
 from ..ad import defscatter
 from ..compiled.inline import definline
-from .distributions import FACTORIES, FAMILIES, DistExpr
+from ..compiled.support import unalias
+from ..tape import PrimitiveCall
+from .distributions import FACTORIES, FAMILIES, DistExpr, normal
+from .fastpaths import LOG_2PI
 from .params import ParamSpec, _exp, _identity, _lower, _one, _zero
 from .runtime import (_state, advance, constrain, constrain_scatter, declare, log_jacobian,
-                      log_jacobian_scatter)
+                      log_jacobian_scatter, observe)
 
 __all__ = ["FORMS"]
 
@@ -173,8 +177,53 @@ def _log_jacobian_scatter(site, g):
 defscatter(constrain, constrain_scatter, 0, inline=_constrain_scatter)
 defscatter(log_jacobian, log_jacobian_scatter, 0, inline=_log_jacobian_scatter)
 
+_HALF_LOG_2PI = 0.5 * LOG_2PI
+
+
+def _float_operand(site, x, expr, checks: list):
+    """``float(x)`` as an expression for a float or float64 operand (its runtime type checked
+    into ``checks`` unless fixed), or None for another recorded type."""
+    t = type(x.value)
+    if t is not float and t is not np.float64:
+        return None
+    if not site.typed(x):
+        checks.append(f"_type({expr}) is {site.bind(t, '_float' if t is float else '_float64')}")
+    return expr if t is float else f"{site.bind(float, '_float')}({expr})"
+
+
+def _observe(site):
+    """``x |= normal(loc, scale)`` on floats: ``_normal_statement``'s scalar case written out
+    (the call where an operand's type differs, ``scale <= 0`` or the result is NaN, which
+    then raises the statement's error)."""
+    node = site.node
+    x, d, line = node.args
+    inner = unalias(d)
+    if type(node.value) is not float or node.kwargs or type(inner) is not PrimitiveCall \
+            or inner.fn is not normal or inner.kwargs or len(inner.args) != 2 \
+            or not site.known(line):
+        return None
+    checks: list = []
+    loc, scale = inner.args
+    operands = [_float_operand(site, a, site.code.v(a), checks) for a in (x, loc, scale)]
+    if None in operands:
+        return None
+    xs, ls, ss = operands
+    if site.known(scale) and type(scale.value) is float and scale.value > 0:
+        log_scale = site.literal(math.log(scale.value))
+    else:
+        checks.append(f"{ss} > 0")
+        log_scale = f"{site.bind(math.log, '_log')}({ss})"
+    z, v = site.local("_z"), f"v{site.k}"
+    value = f"-0.5 * ({z} := ({xs} - {ls}) / {ss}) * {z} - {log_scale} - " \
+            f"{site.literal(_HALF_LOG_2PI)}"
+    call = f"{site.bind(observe, '_observe')}({', '.join(site.args)})"
+    line0 = f"{v} = {value} if {' and '.join(checks)} else {call}" if checks else \
+        f"{v} = {value}"
+    return [line0, f"if {v} != {v}: {v} = {call}"], v, None
+
+
 #: helper -> its inline form (registered with ``dcgraph.compiled.inline.definline``)
 FORMS = {declare: _declare, advance: _advance, constrain: _constrain,
-         log_jacobian: _log_jacobian, **{f: _factory for f in FACTORIES}}
+         log_jacobian: _log_jacobian, observe: _observe, **{f: _factory for f in FACTORIES}}
 for _fn, _form in FORMS.items():
     definline(_fn, _form)

@@ -120,3 +120,56 @@ def test_a_compiled_run_under_discovery_declares_every_parameter(data):
         v, _ = bound._vg(theta, X, y)
     assert [s.name for s in found.specs] == ["w", "b", "s", "c", "p"]
     assert v == pytest.approx(every_scalar_map_by_hand(theta, X, y), rel=1e-12)
+
+
+@model
+def groups(y, sigma):
+    mu = param()
+    tau = param(lower=0.0)
+    mu |= normal(0.0, 5.0)
+    tau |= normal(0.0, 5.0)
+    for j in range(len(y)):
+        theta = param()
+        theta |= normal(mu, tau)
+        y[j] |= normal(theta, sigma[j])          # float64 data, float64 scale
+
+
+def groups_by_hand(t, y, sigma):
+    mu, tau, th = t[0], math.exp(t[1]), t[2:]
+
+    def lnorm(x, m, sd):
+        z = (x - m) / sd
+        return float(np.sum(-0.5 * z * z - np.log(sd) - 0.5 * math.log(2 * math.pi)))
+    return t[1] + lnorm(mu, 0.0, 5.0) + lnorm(tau, 0.0, 5.0) + lnorm(th, mu, tau) \
+        + lnorm(y, th, sigma)
+
+
+def test_float_statements_written_out_equal_the_sweep_and_keep_their_errors():
+    y, sigma = np.array([28.0, 8.0, -3.0, 7.0]), np.array([15.0, 10.0, 16.0, 11.0])
+    fused, ref = groups(y, sigma), groups(y, sigma)
+    ref.gradient_cache.disable("the reference: the traced sweep")
+    rng = np.random.default_rng(5)
+    for t in [0.5 * rng.normal(size=fused.dim) for _ in range(6)]:
+        (v1, g1), (v2, g2) = fused.logdensity_and_grad(t), ref.logdensity_and_grad(t)
+        assert v1 == v2 and v1 == pytest.approx(groups_by_hand(t, y, sigma), rel=1e-12)
+        np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-12)
+        num = numerical_gradient(lambda u: groups_by_hand(u, y, sigma), t)
+        np.testing.assert_allclose(g1, num, rtol=1e-6, atol=1e-5)
+    source = only_path(fused).source
+    assert source.count(":= (") == 2 + 2 * len(y)               # every statement written out
+    assert fused.gradient_cache.stats["hits"] >= 4
+    theta = np.zeros(fused.dim)
+    for data, bad, message in ((sigma, -1.0, "positive"), (sigma, np.nan, "finite"),
+                               (y, np.nan, "log density is NaN")):
+        old, data[1] = data[1], bad                             # the data changes in place
+        with pytest.raises(ValueError, match=message) as compiled_error:
+            fused.logdensity_and_grad(theta)
+        with pytest.raises(ValueError, match=message) as traced_error:
+            ref.logdensity_and_grad(theta)
+        assert type(compiled_error.value) is type(traced_error.value)
+        assert str(compiled_error.value) == str(traced_error.value)
+        where = str(compiled_error.value) + "".join(getattr(compiled_error.value, "__notes__", []))
+        assert "y[j] |= normal(theta, sigma[j])" in where
+        data[1] = old
+    assert fused.logdensity_and_grad(theta)[0] == pytest.approx(groups_by_hand(theta, y, sigma),
+                                                                rel=1e-12)
