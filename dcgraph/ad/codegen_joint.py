@@ -32,7 +32,7 @@ class JointRules:
     def joint_rule(self, node, g, rule) -> bool:
         """One call for the adjoints of the arguments and of those of argument ``p`` when that
         is a positional call of a function with a joint rule (False: use the value rules)."""
-        p, joints = rule.joint
+        p, joints, forms = rule.joint
         args = node.args
         inner = unalias(args[p]) if not node.kwargs and len(args) > p else None
         if type(inner) is not PrimitiveCall or inner.kwargs or inner.mutates is not None:
@@ -48,8 +48,13 @@ class JointRules:
         if not any(wants):
             return True
         name = self.local(f"_j{self.ids[node]}")
-        vals = ", ".join([repr(wants), g, self.v(node)] + [self.v(x) for x in args])
-        self.emit(f"{name} = {self.bind(joint)}({vals})")
+        form = forms.get(inner.fn)
+        a_exprs = [self.v(x) for x in args]
+        written = None if form is None else \
+            form(Site(self, node, self.ids[node], a_exprs, {}), g, wants)
+        if written is None:
+            written = f"{self.bind(joint)}({', '.join([repr(wants), g, self.v(node)] + a_exprs)})"
+        self.emit(f"{name} = {written}")
         for k, x in enumerate(targets):
             if wants[k]:
                 self.add(x, f"{name}[{k}]", _mode(x))

@@ -99,15 +99,18 @@ def defscalar(fn, *vjps) -> None:
     rule.fast1 = vjps[0]
 
 
-def defjoint(fn, p: int, joints: dict) -> None:
-    """Register ``fn``'s joint rules for compiled replay (see the module docstring)."""
+def defjoint(fn, p: int, joints: dict, inline=None) -> None:
+    """Register ``fn``'s joint rules for compiled replay (see the module docstring);
+    ``inline``: inner fn -> ``form(site, g, wants) -> expression | None``, the rule's
+    result (the tuple) written as code at a call site (``dcgraph.compiled.inline.Site`` of ``fn``'s call),
+    which must equal the rule's."""
     for joint in joints.values():
         if getattr(joint, "__name__", "<lambda>") == "<lambda>":
             raise TypeError(f"defjoint({primitive_name(fn)}): rules must be named functions")
     rule = lookup(fn)
     if rule is None or rule.vjps is None:
         raise TypeError(f"defjoint({primitive_name(fn)}): register its value rules first")
-    rule.joint = (int(p), dict(joints))
+    rule.joint = (int(p), dict(joints), dict(inline or {}))
 
 
 def defscatter(fn, rule, p: int, inline=None) -> None:

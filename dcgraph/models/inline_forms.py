@@ -35,7 +35,7 @@ from .params import ParamSpec, _exp, _identity, _lower, _one, _zero
 from .runtime import (_state, advance, constrain, constrain_scatter, declare, log_jacobian,
                       log_jacobian_scatter, observe)
 
-__all__ = ["FORMS"]
+__all__ = ["FORMS", "float_operand"]
 
 _PLAIN = (int, float, bool, str, type(None))
 
@@ -180,7 +180,7 @@ defscatter(log_jacobian, log_jacobian_scatter, 0, inline=_log_jacobian_scatter)
 _HALF_LOG_2PI = 0.5 * LOG_2PI
 
 
-def _float_operand(site, x, expr, checks: list):
+def float_operand(site, x, expr, checks: list):
     """``float(x)`` as an expression for a float or float64 operand (its runtime type checked
     into ``checks`` unless fixed), or None for another recorded type."""
     t = type(x.value)
@@ -204,7 +204,7 @@ def _observe(site):
         return None
     checks: list = []
     loc, scale = inner.args
-    operands = [_float_operand(site, a, site.code.v(a), checks) for a in (x, loc, scale)]
+    operands = [float_operand(site, a, site.code.v(a), checks) for a in (x, loc, scale)]
     if None in operands:
         return None
     xs, ls, ss = operands

@@ -1,6 +1,7 @@
 """Inline forms of the models helpers (``dcgraph.models.inline_forms``): on a compiled path
 ``declare``, ``advance``, ``constrain``, ``log_jacobian`` and the factories are code, not calls,
-and so are the scatter rules of ``constrain`` and ``log_jacobian``;
+and so are the scatter rules of ``constrain`` and ``log_jacobian`` and, on floats, normal
+statements and their joint rules;
 values and gradients equal the traced sweep to 1e-12 for every scalar constraint and finite
 differences; a changed declaration argument or a run under ``Discovery`` re-traces."""
 import math
@@ -156,7 +157,8 @@ def test_float_statements_written_out_equal_the_sweep_and_keep_their_errors():
         num = numerical_gradient(lambda u: groups_by_hand(u, y, sigma), t)
         np.testing.assert_allclose(g1, num, rtol=1e-6, atol=1e-5)
     source = only_path(fused).source
-    assert source.count(":= (") == 2 + 2 * len(y)               # every statement written out
+    assert source.count("(_z := (") == 2 + 2 * len(y)           # every statement written out,
+    assert source.count("(_r := ") == 2 + 2 * len(y)            # and its joint rule
     assert fused.gradient_cache.stats["hits"] >= 4
     theta = np.zeros(fused.dim)
     for data, bad, message in ((sigma, -1.0, "positive"), (sigma, np.nan, "finite"),
