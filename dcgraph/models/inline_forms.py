@@ -5,7 +5,7 @@ parameter and a factory per statement; on a compiled path these are written as c
 
 * ``declare(name, line, *args)`` at a call site whose arguments are numbers, strings or
   tuples: the recorded ``ParamSpec`` (arguments not known when compiling are guarded equal to
-  the recorded ones; a path run while parameters are discovered re-traces);
+  the recorded ones; the call while parameters are discovered, which records the spec);
 * ``advance(at, spec)`` of known ``at`` and ``spec``: the int;
 * ``constrain`` / ``log_jacobian`` of a known offset and spec, on a float64 ``theta`` of the
   recorded shape (guarded once): a scalar's map on ``float(theta[at])``, identity and lower
@@ -53,15 +53,16 @@ def _declare(site):
         return None
     pairs = list(zip(node.args[2:], site.args[2:])) + \
         [(x, site.kwargs[n]) for n, x in node.kwargs.items()]
-    lines = []
-    if site.once("declare: not discovering"):
-        lines.append(site.guard(f"{site.bind(_state, '_dcg_state')}.discovery is not None"))
-    for x, expr in pairs:
-        if not _plain(x.value):
-            return None
-        if not site.known(x):
-            lines.append(site.guard(f"{expr} != {site.literal(x.value)}"))
-    return lines, site.bind(node.value, f"_spec{site.k}"), "constant"
+    if not all(_plain(x.value) for x, _ in pairs):
+        return None
+    lines = [site.guard(f"{expr} != {site.literal(x.value)}") for x, expr in pairs
+             if not site.known(x)]
+    kw = ", ".join(f"{site.bind(n, '_key')}: {e}" for n, e in site.kwargs.items())
+    call = f"{site.bind(declare, '_declare')}({', '.join(site.args)}, **{{{kw}}})"
+    spec = site.bind(node.value, f"_spec{site.k}")   # (a spec equal to it while discovering)
+    lines.append(f"v{site.k} = {spec} if {site.bind(_state, '_dcg_state')}.discovery is None "
+                 f"else {call}")
+    return lines, f"v{site.k}", "constant"
 
 
 def _advance(site):
@@ -71,14 +72,15 @@ def _advance(site):
     return [], site.literal(site.node.value), "constant"
 
 
-def _theta(site):
-    """``theta``'s expression and its guard (once per path): a float64 vector of the recorded
-    shape, or None when the recorded ``theta`` is not one."""
+def _theta(site, size: int):
+    """``theta``'s expression when the coordinates ``at:at + size`` of the recorded ``theta``
+    (a float64 vector) exist and ``at`` and the spec are known, with the guard that ``theta``
+    has the recorded type, dtype and shape (the first time on the path); else (None, [])."""
     theta, at, spec = site.node.args
     value = theta.value
     if not (site.known(at) and site.known(spec)) or type(at.value) is not int \
-            or type(spec.value) is not ParamSpec or type(value) is not np.ndarray \
-            or value.dtype != np.float64 or value.ndim != 1:
+            or type(value) is not np.ndarray or value.dtype != np.float64 or value.ndim != 1 \
+            or not 0 <= at.value <= len(value) - size:
         return None, []
     t = site.args[0]
     test = (f"_type({t}) is not {site.bind(np.ndarray, '_ndarray')} or {t}.shape != "
@@ -88,10 +90,13 @@ def _theta(site):
 
 def _scalar(site, which: int):
     """A scalar parameter's map ``which`` (0 forward, 1 log-Jacobian) on ``float(theta[at])``."""
-    t, lines = _theta(site)
-    spec, at = site.node.args[2].value, site.node.args[1].value
-    if t is None or spec.scalar is None or not at < len(site.node.args[0].value):
+    spec = site.node.args[2].value
+    if spec.scalar is None:
         return None
+    t, lines = _theta(site, 1)
+    if t is None:
+        return None
+    at = site.node.args[1].value
     fn, u = spec.scalar[which], f"{site.bind(float, '_float')}({t}[{at}])"
     if fn is _zero:
         return lines, "0.0", "typed"
@@ -107,10 +112,10 @@ def _scalar(site, which: int):
 def _constrain(site):
     spec = site.node.args[2].value
     if type(spec) is ParamSpec and spec.vector:
-        t, lines = _theta(site)
-        at = site.node.args[1].value
-        if t is None or at + spec.size > len(site.node.args[0].value):
+        t, lines = _theta(site, spec.size)
+        if t is None:
             return None
+        at = site.node.args[1].value
         return lines + [f"v{site.k} = {t}[{at}:{at + spec.size}].copy()"], f"v{site.k}", "typed"
     return _scalar(site, 0) if type(spec) is ParamSpec else None
 
