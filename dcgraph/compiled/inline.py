@@ -34,7 +34,8 @@ class Site:
     number). ``known(x)``: is the expression of argument node ``x`` the recorded value itself
     (a literal, a folded int, a constant an inline form gave)? ``bind(obj, hint)``: a name
     for ``obj``; ``literal(value)``: an expression of it; ``guard(test)``: a line re-tracing
-    when ``test`` holds; ``once(key)``: True the first time on this path (shared guards);
+    when ``test`` holds; ``once(key)``: True the first time on this path (shared guards:
+    ask last, once the form will return its lines);
     ``local(base)``: a reserved variable name for scratch values; ``typed(x)``: is argument
     node ``x``'s runtime type the recorded one without a check (literal, an inline form's)?"""
 
@@ -97,6 +98,8 @@ def inline_call(code, node, k: int) -> list | None:
         return None
     if form is None or node.mutates is not None or not recorded_callee(node):
         return None
+    if node.method and node.args:
+        code.mark(node.args[0])               # the method was looked up on its type
     kw = {n: code.v(x) for n, x in node.kwargs.items()}
     out = form(Site(code, node, k, [code.v(x) for x in node.args], kw))
     if out is None:

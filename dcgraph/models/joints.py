@@ -138,7 +138,8 @@ def normal_joint_form(site, g: str, wants: tuple):
         return None
     xs, ls, ss = operands
     r, iz = site.local("_r"), site.local("_iz")
-    value = f"(-({iz} := ({r} := {xs} - {ls}) / {ss} / {ss}), None, {iz}, ({r} * {iz} - 1.0) / {ss})"
+    value = f"(-({iz} := ({r} := {xs} - {ls}) / {ss} / {ss}), None, {iz}, " \
+            f"({r} * {iz} - 1.0) / {ss})"
     if not checks:
         return value
     call = f"{site.bind(observe_normal_joint, 'observe_normal_joint')}" \
