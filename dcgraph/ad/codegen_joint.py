@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compiled.inline import Site
 from ..compiled.support import unalias
 from ..tape import PrimitiveCall
 from .codegen_backward import NONE, SURE, _mode
@@ -31,7 +32,7 @@ class JointRules:
     def joint_rule(self, node, g, rule) -> bool:
         """One call for the adjoints of the arguments and of those of argument ``p`` when that
         is a positional call of a function with a joint rule (False: use the value rules)."""
-        p, joints = rule.joint
+        p, joints, forms = rule.joint
         args = node.args
         inner = unalias(args[p]) if not node.kwargs and len(args) > p else None
         if type(inner) is not PrimitiveCall or inner.kwargs or inner.mutates is not None:
@@ -47,8 +48,13 @@ class JointRules:
         if not any(wants):
             return True
         name = self.local(f"_j{self.ids[node]}")
-        vals = ", ".join([repr(wants), g, self.v(node)] + [self.v(x) for x in args])
-        self.emit(f"{name} = {self.bind(joint)}({vals})")
+        form = forms.get(inner.fn)
+        a_exprs = [self.v(x) for x in args]
+        written = None if form is None else \
+            form(Site(self, node, self.ids[node], a_exprs, {}), g, wants)
+        if written is None:
+            written = f"{self.bind(joint)}({', '.join([repr(wants), g, self.v(node)] + a_exprs)})"
+        self.emit(f"{name} = {written}")
         for k, x in enumerate(targets):
             if wants[k]:
                 self.add(x, f"{name}[{k}]", _mode(x))
@@ -58,7 +64,7 @@ class JointRules:
         """``buffer[key] += values`` for argument ``p``, a float64 vector, from the call
         ``fn(g, ans, *args) -> (key, values)``: into its buffer when this call owns one, or a
         new buffer when it has no adjoint yet (False otherwise: use the value rules)."""
-        p, fn = rule.scatter
+        p, fn, form = rule.scatter
         args = node.args
         if node.kwargs or len(args) <= p:
             return False
@@ -76,9 +82,15 @@ class JointRules:
         if type(node.value) is np.ndarray and node not in self.dense:
             self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g}, "
                       f"{self.v(node)}.dtype)")
-        call = ", ".join([g, self.v(node)] + [self.v(x) for x in args])
-        key, part = self.local(f"_at{self.ids[node]}"), self.local(f"_adj{self.ids[node]}")
-        self.emit(f"{key}, {part} = {self.bind(fn)}({call})")
+        a_exprs = [self.v(x) for x in args]
+        written = None if form is None else \
+            form(Site(self, node, self.ids[node], a_exprs, {}), g)
+        if written is not None:                   # the rule's result as code
+            key, part = written
+        else:
+            call = ", ".join([g, self.v(node)] + a_exprs)
+            key, part = self.local(f"_at{self.ids[node]}"), self.local(f"_adj{self.ids[node]}")
+            self.emit(f"{key}, {part} = {self.bind(fn)}({call})")
         if fresh:
             self.know_shape(a)
             self.mark(a)

@@ -20,10 +20,12 @@ Three kinds of registration (HIPS autograd's style, named functions only):
     gives the adjoints of ``fn``'s arguments other than ``p`` followed by those of the inner
     call's arguments (the inner call then gets nothing from ``fn``); ``wants`` (tuple of
     bools, same order) says which are needed, the others may be None.
-``defscatter(fn, rule, p)``
+``defscatter(fn, rule, p, inline=None)``
     another for compiled replay only: argument ``p``'s adjoint is zero but at one key,
     ``rule(g, ans, *args) -> (key, values)`` (an int or a slice); compiled replay adds it in
-    place into one buffer per array.
+    place into one buffer per array. ``inline(site, g) -> (key text, values expression) |
+    None`` writes the rule's result as code at a call site (``dcgraph.compiled.inline.Site``;
+    it must equal the rule's) instead of a call.
 
 A key is the callable recorded in ``PrimitiveCall.fn``, or ``(fn, type)`` for rules chosen by
 the type of argument 0 (``defdispatch``: ``scipy.stats`` distributions' ``logpdf``).
@@ -97,25 +99,28 @@ def defscalar(fn, *vjps) -> None:
     rule.fast1 = vjps[0]
 
 
-def defjoint(fn, p: int, joints: dict) -> None:
-    """Register ``fn``'s joint rules for compiled replay (see the module docstring)."""
+def defjoint(fn, p: int, joints: dict, inline=None) -> None:
+    """Register ``fn``'s joint rules for compiled replay (see the module docstring);
+    ``inline``: inner fn -> ``form(site, g, wants) -> expression | None``, the rule's
+    result (the tuple) written as code at a call site (``dcgraph.compiled.inline.Site`` of
+    ``fn``'s call), which must equal the rule's."""
     for joint in joints.values():
         if getattr(joint, "__name__", "<lambda>") == "<lambda>":
             raise TypeError(f"defjoint({primitive_name(fn)}): rules must be named functions")
     rule = lookup(fn)
     if rule is None or rule.vjps is None:
         raise TypeError(f"defjoint({primitive_name(fn)}): register its value rules first")
-    rule.joint = (int(p), dict(joints))
+    rule.joint = (int(p), dict(joints), dict(inline or {}))
 
 
-def defscatter(fn, rule, p: int) -> None:
+def defscatter(fn, rule, p: int, inline=None) -> None:
     """Register ``fn``'s scatter rule for argument ``p`` (see the module docstring)."""
     if getattr(rule, "__name__", "<lambda>") == "<lambda>":
         raise TypeError(f"defscatter({primitive_name(fn)}): rules must be named functions")
     found = lookup(fn)
     if found is None or found.vjps is None:
         raise TypeError(f"defscatter({primitive_name(fn)}): register its value rules first")
-    found.scatter = (int(p), rule)
+    found.scatter = (int(p), rule, inline)
 
 
 def defnode(fn, node_rule, sparse: bool = False) -> None:

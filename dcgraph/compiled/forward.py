@@ -33,6 +33,7 @@ import numpy as np
 from ..tape import Argument, Branch, Constant, NestedCall, Node, Phi, PrimitiveCall, Return
 from ..tape.printing import BINARY_SYMBOLS, UNARY_SYMBOLS
 from ..tracer import ops
+from .inline import inline_call, recorded_callee
 from .support import NotCompilable, literal_list, symbol, unalias, where
 
 __all__ = ["PathCode", "ENTER", "NODE", "DONE", "inline", "tuple_item", "FAST"]
@@ -71,6 +72,8 @@ class PathCode:
         self.steps: dict = {}            # next_item of a constant range -> its known int
         self.folded: set = set()         # iterators of constant ranges (steps known)
         self.seen: dict = {}             # reads done once: globals, list items, name guards
+        self.fixed: set = set()          # calls an inline form gave as their recorded value
+        self.typed: set = set()          # calls an inline form gave with the recorded type
 
     def bind(self, obj, hint: str = "") -> str:
         """The namespace name bound to ``obj`` (its own name when usable; ``hint``s are ours)."""
@@ -172,6 +175,8 @@ class PathCode:
         """Is the type of this call's value fixed by its inputs' known types? (Arithmetic
         and ``math`` functions on real and integer scalars, steps of ``range`` loops.)"""
         fn = node.fn
+        if node in self.typed:
+            return True
         if fn is ops.next_item:
             return node in self.steps or self.range_step(node)
         if (fn is ops.build_tuple or fn is slice) and not node.kwargs and node.fn_node is None:
@@ -282,9 +287,8 @@ class PathCode:
             self.val[node] = self.bind(node.value, f"_k{k}")
             return []
         guard = self.name_guard(node, k)
-        if guard:
-            return guard + self.call_body(node, k)
-        return self.call_body(node, k)
+        body = inline_call(self, node, k)
+        return guard + (self.call_body(node, k) if body is None else body)
 
     def call_body(self, node, k) -> list:
         if node.method and node.args:
@@ -324,7 +328,8 @@ class PathCode:
         callee = None
         if node.fn_node is not None:              # guarded if its rule is used (``run``)
             callee = self.v(node.fn_node)
-            self.callee_guard[node] = f"if {callee} != {self.bind(fn)}: raise _GF({k})"
+            if not recorded_callee(node):
+                self.callee_guard[node] = f"if {callee} != {self.bind(fn)}: raise _GF({k})"
         elif not node.kwargs:
             sym = symbol(BINARY_SYMBOLS, fn) if len(a) == 2 else None
             if sym is not None and sym[-1] == "=" and sym not in ("<=", ">=", "==", "!="):

@@ -35,6 +35,7 @@ from .. import dist as _dist
 from .distributions import (DistExpr, bernoulli, beta, exponential, gamma, half_normal,
                             lkj_cholesky, lognormal, normal, poisson, uniform)
 from . import joints  # noqa: F401  (registers the statements' joint rule)
+from . import inline_forms  # noqa: F401  (registers the helpers' inline forms)
 from .model import BoundModel, Model, ParamLayout, model
 from .params import KINDS, ModelError, ParamSpec, data, param
 

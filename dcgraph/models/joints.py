@@ -17,7 +17,9 @@ import numpy as np
 
 from ..ad import defjoint
 from ..ad.values import unbroadcast
-from .distributions import FACTORIES, DistExpr
+from ..compiled.support import unalias
+from .distributions import FACTORIES, DistExpr, normal
+from .inline_forms import float_operand
 from .runtime import StatementError, observe
 
 __all__ = ["JOINTS", "STATEMENT_JOINTS", "generic_joint", "observe_joint"]
@@ -122,7 +124,30 @@ def _family_rule(family: str):
     return observe_family_joint
 
 
+def normal_joint_form(site, g: str, wants: tuple):
+    """``observe_normal_joint`` of floats written out for compiled replay (``defjoint``'s
+    inline form; the call where an operand's type differs): ``r = x - loc``,
+    ``iz = r / scale / scale``, adjoints ``(-iz, None, iz, (r * iz - 1) / scale)``."""
+    x, d, line = site.node.args
+    if g != "1.0":
+        return None
+    checks: list = []
+    operands = [float_operand(site, a, site.code.v(a), checks)
+                for a in (x, *unalias(d).args)]
+    if None in operands:
+        return None
+    xs, ls, ss = operands
+    r, iz = site.local("_r"), site.local("_iz")
+    value = f"(-({iz} := ({r} := {xs} - {ls}) / {ss} / {ss}), None, {iz}, " \
+            f"({r} * {iz} - 1.0) / {ss})"
+    if not checks:
+        return value
+    call = f"{site.bind(observe_normal_joint, 'observe_normal_joint')}" \
+           f"({', '.join([repr(wants), g, site.code.v(site.node)] + site.args)})"
+    return f"{value} if {' and '.join(checks)} else {call}"
+
+
 #: factory -> the joint rule of a statement on its expression
 _INLINE = {"normal": observe_normal_joint, "uniform": observe_uniform_joint}
 STATEMENT_JOINTS = {f: _INLINE.get(f.__name__) or _family_rule(f.__name__) for f in FACTORIES}
-defjoint(observe, 1, STATEMENT_JOINTS)
+defjoint(observe, 1, STATEMENT_JOINTS, inline={normal: normal_joint_form})

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from ..ad import defscatter, defvjp, defzero
+from ..ad import defvjp, defzero
 from ..ad.values import Sparse, unbroadcast
 from ..dist import Distribution
 from ..dist.bijectors import Identity
@@ -26,7 +26,13 @@ from .params import ParamSpec, _identity, _one, _zero
 __all__ = ["declare", "constrain", "log_jacobian", "observe", "is_distribution", "advance",
            "Discovery", "Probe", "StatementError", "HELPERS"]
 
-_state = threading.local()
+
+
+class _State(threading.local):
+    discovery = None                       # the active ``Discovery`` of this thread
+
+
+_state = _State()
 _F8 = np.dtype(np.float64)
 _specs: dict = {}
 _sites: dict = {}      # (name, line) -> (args, kwargs, spec) of the last declaration there
@@ -303,7 +309,8 @@ def _scaled_slope(g, slope, spec, theta, at):
 
 def constrain_scatter(g, ans, theta, at, spec):
     """``constrain_vjp_theta`` as ``(key, values)`` of ``theta``'s coordinates (compiled
-    replay adds them in place into one gradient buffer: ``defscatter``)."""
+    replay adds them in place into one gradient buffer: ``defscatter``, registered with its
+    inline form in ``inline_forms``)."""
     if spec.scalar is not None:
         slope = spec.scalar[2]
         return at, g if slope is _one else _scaled_slope(g, slope, spec, theta, at)
@@ -323,8 +330,6 @@ def log_jacobian_scatter(g, ans, theta, at, spec):
 
 defvjp(constrain, constrain_vjp_theta, None, None)
 defvjp(log_jacobian, log_jacobian_vjp_theta, None, None)
-defscatter(constrain, constrain_scatter, 0)
-defscatter(log_jacobian, log_jacobian_scatter, 0)
 defvjp(observe, observe_vjp_x, observe_vjp_d, None)
 defzero(declare)
 defzero(advance)
