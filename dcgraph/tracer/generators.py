@@ -2,7 +2,7 @@
 to the replay): creation, resumption segments, suspension.
 
 A traced generator frame logs a ``ResumeMark``, its frame object and its arguments when it
-starts, the mark, the frame and the value sent in each time it resumes (``recorder.resumed``:
+starts, the mark, the frame and the value sent in each time it resumes (``resumable.resumed``:
 only in the thread and run that started it), and nothing when it yields (the replay reaches
 its ``YIELD_VALUE``). Its events therefore interleave with those of
 whatever resumed it (a traced frame's ``for`` or ``next``, or a primitive such as ``sum``):

@@ -7,7 +7,7 @@ probes cheap. Events (their types: module ``events``, re-exported here) are: an 
 and the tuple of argument values when a traced frame starts, a ``BlockMark`` when a marked block
 is entered (a handler's mark is followed by the exception), the callable of each call (logged
 by the hook), and the values of probed instructions (see ``instrument.py311``). Traced
-generators add a ``MadeMark`` and the frame object when made (``_starter``), and a
+generators add a ``MadeMark`` and the frame object when made (``resumable.starter``), and a
 ``ResumeMark``, the frame object and the arguments or the value sent in when started or resumed
 (``enter_generator``, ``resumed``; see ``generators``).
 
@@ -17,7 +17,6 @@ an instrumented copy (traced). The user's call still runs in the user's frame.
 from __future__ import annotations
 
 import functools
-import sys
 import threading
 import types
 import weakref
@@ -26,8 +25,7 @@ from .classes import traced_target
 from .operator_guards import GUARDING, guards_operators, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 
-__all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "enter_generator",
-           "entry_pair", "resumed", "Missing"]
+__all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "entry_pair", "Missing"]
 
 
 def _discard(_value):
@@ -60,10 +58,7 @@ _new = object.__new__
 _TOO_DEEP = "first called within a few frames of the recursion limit: recorded as a primitive"
 _TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded as a primitive"
 _UNBOUND = (None, None, None)
-_TOO_DEEP_RESUMED = "resumed at the recursion limit: not recorded from there on"
 
-_CO_COROUTINE = 0x80
-_CO_ASYNC_GENERATOR = 0x200
 _CO_RESUMABLE = 0x20 | 0x80 | 0x200    # generator, coroutine, async generator frames
 _PRIMITIVE = object()   # memo value: the callable runs as it is
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
@@ -330,7 +325,8 @@ def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None,
         copy.__qualname__ = fn.__qualname__
         copy.__dict__.update(fn.__dict__)
         if info.generator:
-            copy = _starter(copy, info, fn)
+            from .resumable import starter    # (imports this module)
+            copy = starter(copy, info, fn)
     if info.error is not None and info.transient:
         return None                      # e.g. a RecursionError: try again next time
     # the oldest entries; the keys are listed in one C call: ``_forget`` may run at any
@@ -363,31 +359,6 @@ def _no_entry(_key):
     return None
 
 
-def _starter(copy: types.FunctionType, info, fn: types.FunctionType):
-    """A function making ``copy``'s generator and logging, into the active run, the made
-    mark and the generator's frame object (the frame's identity in the log). The generator's
-    frames log into the level of this call (``run.pending``, left by the hook that let it in)."""
-    made = info.made_mark
-    flags = fn.__code__.co_flags
-    coroutine, asynchronous = bool(flags & _CO_COROUTINE), bool(flags & _CO_ASYNC_GENERATOR)
-
-    def start(*args, **kwargs):
-        generator = copy(*args, **kwargs)
-        run = _state.run
-        if not run.closed:
-            frame = generator.cr_frame if coroutine else generator.ag_frame if \
-                asynchronous else generator.gi_frame    # attributes: no call 3.11 counts
-            run.generators[frame] = run.pending
-            run.log.append(made)
-            run.log.append(frame)
-        return generator
-
-    start.__name__, start.__qualname__ = fn.__name__, fn.__qualname__
-    start.__defaults__, start.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
-    start.__wrapped__ = fn
-    return start
-
-
 def entry_pair() -> tuple:
     """The ``(append, hook)`` pair a traced frame's prologue takes (``run.pending``), read
     through a call on 3.12 and later (``instrument``'s ``ENTRY_CALLS``): there the Python-level
@@ -396,51 +367,3 @@ def entry_pair() -> tuple:
     limit raised by ``headroom``); the error is raised in the new frame. On 3.11 the prologue's
     first ``append``, a C call that counts, does the same."""
     return _state.run.pending
-
-
-def enter_generator(mark, args: tuple):
-    """Called by an instrumented generator frame when it first runs: if a traced call of the
-    active run made it, log its start (mark, frame, arguments) and return (append, hook,
-    frame); else (a generator of another run) log nothing and trace nothing."""
-    frame = sys._getframe(1)
-    try:
-        run = _state.run
-    except RecursionError:    # 3.11 counts reading a thread-local as a C call: no room for it
-        return _discard, _identity, None  # (the replay shows it as one started elsewhere)
-    if run.closed:
-        return _discard, _identity, None
-    pair = run.generators.pop(frame, None)
-    if pair is None:
-        return _discard, _identity, None
-    run.live_generators[frame] = None
-    log = run.log                       # ``append``'s list, appended to as a method (as the
-    log.append(mark)                    # hook does: no C call 3.11 counts)
-    log.append(frame)
-    log.append(args)
-    return pair[0], pair[1], frame
-
-
-def resumed(mark, frame, sent, hook):
-    """Called by an instrumented generator frame at each resumption, with the hook it holds:
-    log (mark, frame, value sent in) and return its (append, hook), when it resumes in the
-    thread and run that started it; else log nothing, from now on (the frame replaces its
-    hidden slots with what this returns), and the run's replay ends the frame at its last
-    yield: resumed in another thread, in another ``track``, or after its run ended."""
-    level = getattr(hook, "__self__", None)
-    owner = getattr(level, "run", None)
-    if owner is None:
-        return _discard, _identity
-    try:
-        current = _state.run
-    except RecursionError:    # 3.11 counts reading a thread-local as a C call: no room for it
-        owner.unsupported[frame.f_code] = _TOO_DEEP_RESUMED
-        owner.live_generators.pop(frame, None)
-        return _discard, _identity
-    if current is not owner or owner.closed or frame not in owner.live_generators:
-        owner.live_generators.pop(frame, None)
-        return _discard, _identity
-    log = level.log                     # appended to as a method: see ``enter_generator``
-    log.append(mark)
-    log.append(frame)
-    log.append(sent)
-    return level.append, hook

@@ -12,11 +12,11 @@ from __future__ import annotations
 import threading
 import types
 
-from bytecode import Bytecode, Instr, Label, TryBegin
+from bytecode import Bytecode, Instr, TryBegin
 from bytecode.instr import InstrLocation
 
-from ..recorder import (BlockMark, EntryMark, MadeMark, ResumeMark, _state, enter_generator,
-                        entry_pair, resumed)
+from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark, _state, entry_pair
+from ..resumable import enter_generator, resumed
 from ..delegation import LandMark, delegated
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
@@ -241,7 +241,7 @@ def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) ->
 
 def _resumed(depth: int, info: CodeInfo, loc) -> list:
     """After a generator's RESUME (``depth`` >= 1: the value sent in is on top): call
-    ``recorder.resumed(mark, frame, sent, hook)`` and put the (append, hook) it returns into
+    ``resumable.resumed(mark, frame, sent, hook)`` and put the (append, hook) it returns into
     the hidden slots (the frame object lies under them). Stack-neutral."""
     seq = [*_callable(resumed, loc), Instr("LOAD_CONST", info.resume_mark, location=loc),
            Instr("COPY", depth + 6, location=loc),      # the frame object
@@ -284,7 +284,7 @@ def _prologue(info: CodeInfo, loc) -> list:
     this call in) into the hidden slots, then log the entry mark and the arguments. Where the
     version's ``ENTRY_CALLS`` says so (3.12+) the pair comes from ``recorder.entry_pair``,
     whose frame fails where the program has no room for this frame (see ``headroom``).
-    A generator's frame instead calls ``recorder.enter_generator`` (it runs later, at whatever
+    A generator's frame instead calls ``resumable.enter_generator`` (it runs later, at whatever
     depth resumes it), which also pushes the frame object under the hidden slots."""
     code = info.code
     from bytecode import CellVar

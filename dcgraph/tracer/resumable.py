@@ -1,0 +1,93 @@
+"""The runtime of resumable frames (generators, coroutines, async generators) in a traced run.
+
+``starter`` wraps the instrumented copy of a resumable function: calling it makes the generator
+and logs a ``MadeMark`` and the frame object (the frame's identity in the log). The frame's
+prologue calls ``enter_generator`` when it first runs and ``resumed`` at each resumption; both
+log into the run that made the frame, and into nothing otherwise. None of them makes a call that
+3.11 counts against the recursion limit on its common path (``headroom``).
+"""
+from __future__ import annotations
+
+import sys
+import types
+
+from .recorder import _discard, _identity, _state
+
+__all__ = ["starter", "enter_generator", "resumed"]
+
+_CO_COROUTINE = 0x80
+_CO_ASYNC_GENERATOR = 0x200
+_TOO_DEEP_RESUMED = "resumed at the recursion limit: not recorded from there on"
+
+
+def starter(copy: types.FunctionType, info, fn: types.FunctionType):
+    """A function making ``copy``'s generator and logging, into the active run, the made
+    mark and the generator's frame object (the frame's identity in the log). The generator's
+    frames log into the level of this call (``run.pending``, left by the hook that let it in)."""
+    made = info.made_mark
+    flags = fn.__code__.co_flags
+    coroutine, asynchronous = bool(flags & _CO_COROUTINE), bool(flags & _CO_ASYNC_GENERATOR)
+
+    def start(*args, **kwargs):
+        generator = copy(*args, **kwargs)
+        run = _state.run
+        if not run.closed:
+            frame = generator.cr_frame if coroutine else generator.ag_frame if \
+                asynchronous else generator.gi_frame    # attributes: no call 3.11 counts
+            run.generators[frame] = run.pending
+            run.log.append(made)
+            run.log.append(frame)
+        return generator
+
+    start.__name__, start.__qualname__ = fn.__name__, fn.__qualname__
+    start.__defaults__, start.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    start.__wrapped__ = fn
+    return start
+
+
+def enter_generator(mark, args: tuple):
+    """Called by an instrumented generator frame when it first runs: if a traced call of the
+    active run made it, log its start (mark, frame, arguments) and return (append, hook,
+    frame); else (a generator of another run) log nothing and trace nothing."""
+    frame = sys._getframe(1)
+    try:
+        run = _state.run
+    except RecursionError:    # 3.11 counts reading a thread-local as a C call: no room for it
+        return _discard, _identity, None  # (the replay shows it as one started elsewhere)
+    if run.closed:
+        return _discard, _identity, None
+    pair = run.generators.pop(frame, None)
+    if pair is None:
+        return _discard, _identity, None
+    run.live_generators[frame] = None
+    log = run.log                       # ``append``'s list, appended to as a method (as the
+    log.append(mark)                    # hook does: no C call 3.11 counts)
+    log.append(frame)
+    log.append(args)
+    return pair[0], pair[1], frame
+
+
+def resumed(mark, frame, sent, hook):
+    """Called by an instrumented generator frame at each resumption, with the hook it holds:
+    log (mark, frame, value sent in) and return its (append, hook), when it resumes in the
+    thread and run that started it; else log nothing, from now on (the frame replaces its
+    hidden slots with what this returns), and the run's replay ends the frame at its last
+    yield: resumed in another thread, in another ``track``, or after its run ended."""
+    level = getattr(hook, "__self__", None)
+    owner = getattr(level, "run", None)
+    if owner is None:
+        return _discard, _identity
+    try:
+        current = _state.run
+    except RecursionError:    # 3.11 counts reading a thread-local as a C call: no room for it
+        owner.unsupported[frame.f_code] = _TOO_DEEP_RESUMED
+        owner.live_generators.pop(frame, None)
+        return _discard, _identity
+    if current is not owner or owner.closed or frame not in owner.live_generators:
+        owner.live_generators.pop(frame, None)
+        return _discard, _identity
+    log = level.log                     # appended to as a method: see ``enter_generator``
+    log.append(mark)
+    log.append(frame)
+    log.append(sent)
+    return level.append, hook
