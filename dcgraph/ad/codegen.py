@@ -12,7 +12,8 @@ raises ``NotCompilable``.
 """
 from __future__ import annotations
 
-from ..compiled.forward import PathCode, inline  # noqa: F401
+from ..compiled.expressions import inline  # noqa: F401
+from ..compiled.forward import PathCode
 from ..compiled.support import NotCompilable, symbol, unalias, where  # noqa: F401
 import numpy as np
 

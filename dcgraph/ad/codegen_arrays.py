@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from ..compiled.forward import tuple_item
+from ..compiled.expressions import tuple_item
 from ..compiled.support import symbol, unalias
 from ..tape import Constant, PrimitiveCall
 from ..tracer import ops
