@@ -25,6 +25,7 @@ import numpy as np
 
 from ...infer import NUTS, ExactConditional, Gibbs, Slice
 from .blanket import NodeState
+from .components import nuts_blocks
 from .conjugate import conjugacy
 from .discrete import EnumerationSampler
 from .interweave import Interweave, scale_groups
@@ -145,7 +146,12 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
         rows.append(("enumeration (joint density)", (_node_label(p),)))
         blocks[f"discrete:{p.name}:{p.line}"] = (idx, ExactConditional(EnumerationSampler(target.logdensity, idx)))
     rest.reverse()
-    if rest:
+    split = nuts_blocks(model, state, rest) if rest and sampler == "auto" else []
+    if len(split) > 1:
+        for k, (ids, idx) in enumerate(split, 1):
+            rows.append((f"{cname} (block {k} of {len(split)})", _block_labels(model, ids)))
+            blocks[f"continuous:{k}"] = (idx, ckernel())
+    elif rest:
         rows.append((cname, tuple(_node_label(p) for p, _ in rest)))
         blocks["continuous"] = (np.concatenate([i for _, i in rest]), ckernel())
     if not blocks:
@@ -162,6 +168,24 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
         rows.append(("interweaving (log-scale slice)", tuple(
             f"{t.name} with {_names(bs)}" for t, bs in groups)))
     return Assignment(tuple(rows), kernel)
+
+
+def _block_labels(model, ids) -> tuple:
+    """Labels of nodes ``ids`` per variable, in program order: ``mu[2]``, ``theta[2,1:8] (8 nodes)``."""
+    by_var = {}
+    for n in sorted(ids):
+        node = model.graph.nodes[n]
+        by_var.setdefault(node.var, []).append(node)
+    out = []
+    for var, nodes in by_var.items():
+        if len(nodes) == 1:
+            out.append(nodes[0].name)
+            continue
+        shape = nodes[0].shape
+        ix = np.array([np.unravel_index(int(o), shape) for n in nodes for o in n.offsets]) + 1
+        rng = ",".join(str(a) if a == b else f"{a}:{b}" for a, b in zip(ix.min(0), ix.max(0)))
+        out.append(f"{var}[{rng}] ({len(nodes)} nodes)")
+    return tuple(out)
 
 
 def _slot_of(model, p):
