@@ -3,8 +3,9 @@
 ``sampler="auto"`` chooses from the model graph, as JAGS and NIMBLE do: a conjugate update
 (``conjugate.RULES``) for each parameter part whose nodes all have one, an exact draw by
 enumeration for each discrete node, a slice update on the Markov blanket (``slice.SliceUpdate``)
-for each remaining part of univariate nodes that NUTS cannot serve, and one NUTS block (on the
-unconstrained scale, gradients from the traced model) for the other continuous parameters. A
+for each remaining part of univariate nodes that NUTS cannot serve, and NUTS (on the
+unconstrained scale, gradients from the traced model) for the other continuous parameters: one
+block, or one per conditionally independent group of them (``components.nuts_blocks``). A
 univariate node is sliced when its log density is piecewise constant in it (``step``, ``equals``,
 ``round``, ``trunc``, an index or a bound: a zero gradient, NUTS cannot move it) or when it shares
 no Markov blanket with another NUTS node and its blanket is small (NUTS would run over it alone,
