@@ -3,8 +3,9 @@
 ``sampler="auto"`` chooses from the model graph, as JAGS and NIMBLE do: a conjugate update
 (``conjugate.RULES``) for each parameter part whose nodes all have one, an exact draw by
 enumeration for each discrete node, a slice update on the Markov blanket (``slice.SliceUpdate``)
-for each remaining part of univariate nodes that NUTS cannot serve, and one NUTS block (on the
-unconstrained scale, gradients from the traced model) for the other continuous parameters. A
+for each remaining part of univariate nodes that NUTS cannot serve, and NUTS (on the
+unconstrained scale, gradients from the traced model) for the other continuous parameters: one
+block, or one per conditionally independent group of them (``components.nuts_blocks``). A
 univariate node is sliced when its log density is piecewise constant in it (``step``, ``equals``,
 ``round``, ``trunc``, an index or a bound: a zero gradient, NUTS cannot move it) or when it shares
 no Markov blanket with another NUTS node and its blanket is small (NUTS would run over it alone,
@@ -26,6 +27,7 @@ import numpy as np
 from ...infer import NUTS, ExactConditional, Gibbs, Slice
 from ...infer.adaptation import EARLY_WINDOWS
 from .blanket import NodeState
+from .components import nuts_blocks
 from .conjugate import conjugacy
 from .discrete import EnumerationSampler
 from .interweave import Interweave, scale_groups
@@ -155,7 +157,12 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
         rows.append(("enumeration (joint density)", (_node_label(p),)))
         blocks[f"discrete:{p.name}:{p.line}"] = (idx, ExactConditional(EnumerationSampler(target.logdensity, idx)))
     rest.reverse()
-    if rest:
+    split = nuts_blocks(model, state, rest) if rest and sampler == "auto" else []
+    if len(split) > 1:
+        for k, (ids, idx) in enumerate(split, 1):
+            rows.append((f"{cname} (block {k} of {len(split)})", _block_labels(model, ids)))
+            blocks[f"continuous:{k}"] = (idx, ckernel())
+    elif rest:
         rows.append((cname, tuple(_node_label(p) for p, _ in rest)))
         blocks["continuous"] = (np.concatenate([i for _, i in rest]), ckernel())
     if not blocks:
@@ -172,6 +179,24 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
         rows.append(("interweaving (log-scale slice)", tuple(
             f"{t.name} with {_names(bs)}" for t, bs in groups)))
     return Assignment(tuple(rows), kernel)
+
+
+def _block_labels(model, ids) -> tuple:
+    """Labels of nodes ``ids`` per variable, in program order: ``mu[2]``, ``theta[2,1:8] (8 nodes)``."""
+    by_var = {}
+    for n in sorted(ids):
+        node = model.graph.nodes[n]
+        by_var.setdefault(node.var, []).append(node)
+    out = []
+    for var, nodes in by_var.items():
+        if len(nodes) == 1:
+            out.append(nodes[0].name)
+            continue
+        shape = nodes[0].shape
+        ix = np.array([np.unravel_index(int(o), shape) for n in nodes for o in n.offsets]) + 1
+        rng = ",".join(str(a) if a == b else f"{a}:{b}" for a, b in zip(ix.min(0), ix.max(0)))
+        out.append(f"{var}[{rng}] ({len(nodes)} nodes)")
+    return tuple(out)
 
 
 def _slot_of(model, p):

@@ -7,7 +7,12 @@ and Kidney). After each sweep ``Interweave`` updates ``u = log(tau)`` with the n
 effects ``z[i] = (b[i] - m[i]) sqrt(c[i] tau)`` held fixed, so every ``b[i]`` moves with ``tau``.
 Given ``z`` the density of ``u`` is ``p(tau) tau`` times the densities of the children of the
 ``b[i]`` (the ``b[i]``'s own densities and the Jacobian of ``b -> z`` cancel); a slice-sampling
-step (stepping out) draws ``u``. It evaluates only those blankets (``NodeState``).
+step (stepping out) draws ``u``. When ``tau``'s coordinate is ``log(tau)`` and the effects' are
+the effects themselves (the usual case), that density is the model's compiled log density at the
+moved point less ``n u / 2`` (the effects' own normal densities and the log-transform's Jacobian
+leave ``p(tau) tau`` times ``tau^(n/2)``): one vectorised evaluation per slice step, where the
+blanket route (``NodeState``, used otherwise) evaluates node by node in Python (Epil's 236
+effects: 40 ms against about 1 ms).
 """
 from __future__ import annotations
 
@@ -48,10 +53,11 @@ class Interweave:
         self.width, self.max_steps = float(width), int(max_steps)
         self.needs_gradient = getattr(inner, "needs_gradient", False)
         model = target.model
-        self._coords = {}
+        self._coords = {}       # node id -> its coordinate in x, for one-coordinate-per-node parts
         for p, slot in zip(model.parameters, model.slots):
-            for i in slot.part.instances:
-                self._coords[i.node] = slot
+            if not slot.discrete and slot.stop - slot.start == len(slot.part.instances):
+                for k, i in enumerate(slot.part.instances):
+                    self._coords[i.node] = slot.start + k
         self._vars = list(dict.fromkeys(p.name for p in model.parameters))
 
     # -- kernel protocol ----------------------------------------------------------------------
@@ -76,12 +82,51 @@ class Interweave:
     def _move(self, rng, target, mh_state):
         x = np.array(mh_state.position, dtype=float)
         ns, bugs = self.state, self.target
-        ns.load(bugs.constrained(x))
         for tau, effects in self.groups:
-            self._update(rng, ns, tau, effects)
-        named = ns.named()
-        x[:bugs.n_theta] = bugs.model.unconstrain({k: named[k] for k in self._vars})
+            ns.load(bugs.constrained(x))
+            plain = self._plain_coordinates(ns, x, tau, effects)
+            if plain is not None:
+                x = self._update_joint(rng, target, ns, x, tau, effects, plain)
+            else:
+                self._update(rng, ns, tau, effects)
+                named = ns.named()
+                x[:bugs.n_theta] = bugs.model.unconstrain({k: named[k] for k in self._vars})
         return MHState(x, float(target.logdensity(x)))
+
+    def _plain_coordinates(self, ns, x, tau, effects):
+        """``(tau index, effect indices)`` when ``x`` holds ``log(tau)`` and the effects as they
+        are (checked at this point), else None."""
+        ids = [tau.id] + [b.id for b in effects]
+        if any(i not in self._coords for i in ids):
+            return None
+        it, ib = self._coords[tau.id], np.array([self._coords[b.id] for b in effects])
+        values = np.array([float(ns.get(b)) for b in effects])
+        if not (math.isclose(math.exp(x[it]), float(ns.get(tau)), rel_tol=1e-9)
+                and np.allclose(x[ib], values, rtol=1e-12, atol=0.0)):
+            return None
+        return it, ib
+
+    def _update_joint(self, rng, target, ns, x, tau, effects, plain):
+        it, ib = plain
+        t0 = math.exp(x[it])
+        params = [ns.params(b) for b in effects]
+        means = np.array([float(m) for m, _ in params])
+        scaled = np.array([float(p) / t0 for _, p in params])      # c[i]
+        z = (x[ib] - means) * np.sqrt(scaled * t0)
+        half_n = 0.5 * len(effects)
+
+        def point(u):
+            y = x.copy()
+            y[it] = u
+            y[ib] = means + z / np.sqrt(scaled * math.exp(u))
+            return y
+
+        def logf(u):
+            if not -700.0 < u < 700.0:                    # tau overflows or vanishes
+                return -np.inf
+            return float(target.logdensity(point(u))) - half_n * u
+
+        return point(self._slice(rng, logf, x[it]))
 
     def _update(self, rng, ns, tau, effects):
         t0 = float(ns.get(tau))
@@ -111,11 +156,15 @@ class Interweave:
             return total
 
         u0 = math.log(t0)
+        logf(self._slice(rng, logf, u0))                    # leave the state at the draw
+        ns.refresh(tau)
+
+    def _slice(self, rng, logf, u0):
+        """A slice-sampling draw (stepping out, shrinkage) from ``logf`` started at ``u0``;
+        ``u0`` itself when there is no slice (a NaN or -inf density there)."""
         level = logf(u0) - rng.exponential()
-        if not math.isfinite(level):         # no slice to sample (a NaN or -inf density here)
-            logf(u0)
-            ns.refresh(tau)
-            return
+        if not math.isfinite(level):
+            return u0
         lo = u0 - self.width * rng.random()
         hi = lo + self.width
         for _ in range(self.max_steps):
@@ -136,5 +185,4 @@ class Interweave:
                 lo = proposal
             else:
                 hi = proposal
-        logf(u)                                             # leave the state at the draw
-        ns.refresh(tau)
+        return u
