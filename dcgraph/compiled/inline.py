@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from ..tape import Constant
+from ..tape import Argument, Constant
 from .support import unalias
 
 __all__ = ["definline", "INLINE_FORMS", "Site", "inline_call", "recorded_callee"]
@@ -37,7 +37,8 @@ class Site:
     when ``test`` holds; ``once(key)``: True the first time on this path (shared guards:
     ask last, once the form will return its lines);
     ``local(base)``: a reserved variable name for scratch values; ``typed(x)``: is argument
-    node ``x``'s runtime type the recorded one without a check (literal, an inline form's)?"""
+    node ``x``'s runtime type the recorded one without a check (literal, an inline form's)?
+    ``users(x)``: the nodes of the path taking node ``x`` as an input or argument source."""
 
     def __init__(self, code, node, k: int, args: list, kwargs: dict):
         self.code, self.node, self.k, self.args, self.kwargs = code, node, k, args, kwargs
@@ -70,6 +71,16 @@ class Site:
                 name += "_"
             self.code.ns[name] = self.code.seen[key] = name
         return name
+
+    def users(self, x) -> list:
+        table = self.code.seen.get(("inline users",))
+        if table is None:                     # built once per path
+            table = self.code.seen[("inline users",)] = {}
+            for n in self.code.ids:
+                sources = n.source_nodes() if type(n) is Argument else ()
+                for i in (*n.inputs, *sources):
+                    table.setdefault(i, []).append(n)
+        return table.get(x, [])
 
     def guard(self, test: str) -> str:
         return f"if {test}: raise _GF({self.k})"

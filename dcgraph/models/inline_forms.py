@@ -10,7 +10,9 @@ parameter and a factory per statement; on a compiled path these are written as c
 * ``constrain`` / ``log_jacobian`` of a known offset and spec, on a float64 ``theta`` of the
   recorded shape (guarded once): a scalar's map on ``float(theta[at])``, identity and lower
   bound written out, an unconstrained vector a copy of its slice;
-* a factory with positional parameters: the ``DistExpr`` built directly;
+* a factory with positional parameters: the ``DistExpr`` built directly, and only where a
+  call needs it when its only users are statements ``observe(x, d, line)`` on floats (whose
+  forms use its parameters; a statement's call, the fallback, gets a fresh, equal one);
 * ``x |= normal(loc, scale)`` on floats: the statement's log density written out;
 * the scatter rules of ``constrain`` / ``log_jacobian`` (``dcgraph.ad.defscatter``, registered
   here with their inline forms) of a known offset and spec: ``g0[at] += g * slope`` with
@@ -130,8 +132,12 @@ def _factory(site):
     if node.kwargs or len(node.args) != len(FAMILIES[family][1]):
         return None
     params = "".join(a + ", " for a in site.args)
-    return ([f"v{site.k} = {site.bind(DistExpr, '_DistExpr')}({site.bind(family, '_family')}, "
-             f"({params}))"], f"v{site.k}", "typed")
+    built = f"{site.bind(DistExpr, '_DistExpr')}({site.bind(family, '_family')}, ({params}))"
+    users = site.users(node)
+    if users and all(type(u) is PrimitiveCall and u.fn is observe and len(u.args) == 3
+                     and u.args[1] is node and _scalar_normal(u) for u in users):
+        return [], built, "typed"         # built where a statement's call needs it
+    return [f"v{site.k} = {built}"], f"v{site.k}", "typed"
 
 
 def _known_site(site):
@@ -196,6 +202,16 @@ def float_operand(site, x, expr, checks: list):
     return expr if t is float else f"{site.bind(float, '_float')}({expr})"
 
 
+def _scalar_normal(node) -> bool:
+    """Was ``node`` a statement ``observe(x, normal(loc, scale), line)`` on float or float64
+    operands (the case ``_observe`` writes out)?"""
+    x, d, line = node.args
+    inner = unalias(d)
+    return type(node.value) is float and not node.kwargs and type(inner) is PrimitiveCall \
+        and inner.fn is normal and not inner.kwargs and len(inner.args) == 2 \
+        and all(type(a.value) in (float, np.float64) for a in (x, *inner.args))
+
+
 def _observe(site):
     """``x |= normal(loc, scale)`` on floats: ``_normal_statement``'s scalar case written out
     (the call where an operand's type differs, ``scale <= 0`` or the result is NaN, which
@@ -203,9 +219,7 @@ def _observe(site):
     node = site.node
     x, d, line = node.args
     inner = unalias(d)
-    if type(node.value) is not float or node.kwargs or type(inner) is not PrimitiveCall \
-            or inner.fn is not normal or inner.kwargs or len(inner.args) != 2 \
-            or not site.known(line):
+    if not _scalar_normal(node) or not site.known(line):
         return None
     checks: list = []
     loc, scale = inner.args
