@@ -5,7 +5,8 @@ parameter and a factory per statement; on a compiled path these are written as c
 
 * ``declare(name, line, *args)`` at a call site whose arguments are numbers, strings or
   tuples: the recorded ``ParamSpec`` (arguments not known when compiling are guarded equal to
-  the recorded ones; the call while parameters are discovered, which records the spec);
+  the recorded ones; the path's first declaration guards that no ``Discovery`` is active, the
+  per-thread state only ``BoundModel`` sets around a whole run: discovering re-traces);
 * ``advance(at, spec)`` of known ``at`` and ``spec``: the int;
 * ``constrain`` / ``log_jacobian`` of a known offset and spec, on a float64 ``theta`` of the
   recorded shape (guarded once): a scalar's map on ``float(theta[at])``, identity and lower
@@ -50,21 +51,21 @@ def _plain(value) -> bool:
 
 def _declare(site):
     node = site.node
-    if type(node.value) is not ParamSpec or len(node.args) < 2 \
-            or not (site.known(node.args[0]) and site.known(node.args[1])):
-        return None
+    lines = [site.guard(f"{site.bind(_state, '_dcg_state')}.discovery is not None")] \
+        if site.once("not discovering") else []   # before any declaration: re-trace
     pairs = list(zip(node.args[2:], site.args[2:])) + \
-        [(x, site.kwargs[n]) for n, x in node.kwargs.items()]
-    if not all(_plain(x.value) for x, _ in pairs):
-        return None
-    lines = [site.guard(f"{expr} != {site.literal(x.value)}") for x, expr in pairs
-             if not site.known(x)]
-    kw = ", ".join(f"{site.bind(n, '_key')}: {e}" for n, e in site.kwargs.items())
-    call = f"{site.bind(declare, '_declare')}({', '.join(site.args)}, **{{{kw}}})"
-    spec = site.bind(node.value, f"_spec{site.k}")   # (a spec equal to it while discovering)
-    lines.append(f"v{site.k} = {spec} if {site.bind(_state, '_dcg_state')}.discovery is None "
-                 f"else {call}")
-    return lines, f"v{site.k}", "constant"
+        [(x, site.kwargs.get(n)) for n, x in node.kwargs.items()]
+    if type(node.value) is not ParamSpec or len(node.args) < 2 \
+            or not (site.known(node.args[0]) and site.known(node.args[1])) \
+            or not all(_plain(x.value) for x, _ in pairs):
+        if not lines:
+            return None
+        kw = ", ".join(f"{site.bind(n, '_key')}: {e}" for n, e in site.kwargs.items())
+        call = f"{site.bind(declare, '_declare')}({', '.join(site.args)}, **{{{kw}}})"
+        return lines + [f"v{site.k} = {call}"], f"v{site.k}", None
+    lines += [site.guard(f"{expr} != {site.literal(x.value)}") for x, expr in pairs
+              if not site.known(x)]
+    return lines, site.bind(node.value, f"_spec{site.k}"), "constant"
 
 
 def _advance(site):

@@ -88,9 +88,8 @@ def test_helpers_are_code_on_the_compiled_path_and_values_equal_the_sweep(data):
                if obj is constrain_scatter or obj is log_jacobian_scatter]
     assert sum(path.source.count(f"{n}(") for n in scatter) == 1  # the vector's fallback only
     declares = [n for n, obj in ns.items() if obj is declare]
-    assert path.source.count(".discovery is None else") == 5     # the call while discovering
-    assert sum(path.source.count(f"else {n}(") for n in declares) == 5
-    assert sum(path.source.count(f"{n}(") for n in declares) == 5
+    assert path.source.count(".discovery is not None: raise _GF(") == 1  # one guard: re-trace
+    assert sum(path.source.count(f"{n}(") for n in declares) == 0         # no declare call
     assert "[0:3].copy()" in path.source
 
 
