@@ -54,10 +54,17 @@ class JointRules:
             form(Site(self, node, self.ids[node], a_exprs, {}), g, wants)
         if written is None:
             written = f"{self.bind(joint)}({', '.join([repr(wants), g, self.v(node)] + a_exprs)})"
-        self.emit(f"{name} = {written}")
+            self.emit(f"{name} = {written}")
+            parts = [f"{name}[{k}]" for k in range(len(targets))]
+        else:                            # a form's tuple, one item per target: unpacked
+            skip = self.seen.get("joint: unused item") or \
+                self.seen.setdefault("joint: unused item", self.local("_jx"))
+            parts = [self.local(f"{name}_{k}") if wants[k] else skip
+                     for k in range(len(targets))]
+            self.emit(f"{', '.join(parts)} = {written}")
         for k, x in enumerate(targets):
             if wants[k]:
-                self.add(x, f"{name}[{k}]", _mode(x))
+                self.add(x, parts[k], _mode(x))
         return True
 
     def scatter_rule(self, node, g, rule) -> bool:

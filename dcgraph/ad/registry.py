@@ -102,7 +102,7 @@ def defscalar(fn, *vjps) -> None:
 def defjoint(fn, p: int, joints: dict, inline=None) -> None:
     """Register ``fn``'s joint rules for compiled replay (see the module docstring);
     ``inline``: inner fn -> ``form(site, g, wants) -> expression | None``, the rule's
-    result (the tuple) written as code at a call site (``dcgraph.compiled.inline.Site`` of
+    result (a tuple of one item per adjoint, unpacked) written as code at a call site (``dcgraph.compiled.inline.Site`` of
     ``fn``'s call), which must equal the rule's."""
     for joint in joints.values():
         if getattr(joint, "__name__", "<lambda>") == "<lambda>":

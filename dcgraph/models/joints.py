@@ -13,6 +13,8 @@ the expression (``fastpaths``: ``x - loc`` and ``z @ z`` on vectors, ``z = (x - 
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..ad import defjoint
@@ -124,6 +126,9 @@ def _family_rule(family: str):
     return observe_family_joint
 
 
+_NAME_OR_NUMBER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|\(?-?[0-9.]+(e[-+]?[0-9]+)?\)?$")
+
+
 def normal_joint_form(site, g: str, wants: tuple):
     """``observe_normal_joint`` of floats written out for compiled replay (``defjoint``'s
     inline form; the call where an operand's type differs): ``r = x - loc``,
@@ -138,8 +143,17 @@ def normal_joint_form(site, g: str, wants: tuple):
         return None
     xs, ls, ss = operands
     r, iz = site.local("_r"), site.local("_iz")
-    value = f"(-({iz} := ({r} := {xs} - {ls}) / {ss} / {ss}), None, {iz}, " \
-            f"({r} * {iz} - 1.0) / {ss})"
+    sc = ss if _NAME_OR_NUMBER.match(ss) else site.local("_sc")   # else its float() once
+    bound = sc if sc == ss else f"({sc} := {ss})"
+    defined = f"({iz} := ({r} := {xs} - {ls}) / {bound} / {sc})"
+    items = []                           # the wanted adjoints; the first defines r, iz, sc
+    for k, item in enumerate(("-{iz}", "None", "{iz}", "({iz} * {r} - 1.0) / {sc}")):
+        if not wants[k] or k == 1:
+            items.append("None")
+            continue
+        items.append(item.format(iz=iz if len(items) > items.count("None") else defined,
+                                 r=r, sc=sc))
+    value = f"({', '.join(items)})"
     if not checks:
         return value
     call = f"{site.bind(observe_normal_joint, 'observe_normal_joint')}" \
