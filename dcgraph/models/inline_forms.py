@@ -231,7 +231,12 @@ def _observe(site):
     if site.known(scale) and type(scale.value) is float and scale.value > 0:
         log_scale = site.literal(math.log(scale.value))
     else:
-        checks.append(f"{ss} > 0")
+        if not ss.isidentifier():            # ``float(scale)`` once, in the check
+            sc = site.local("_s")
+            checks.append(f"({sc} := {ss}) > 0")
+            ss = sc
+        else:
+            checks.append(f"{ss} > 0")
         log_scale = f"{site.bind(math.log, '_log')}({ss})"
     z, v = site.local("_z"), f"v{site.k}"
     value = f"-0.5 * ({z} := ({xs} - {ls}) / {ss}) * {z} - {log_scale} - " \
