@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from ..ad import defscatter
+from ..compiled import GuardFailed
 from ..compiled.inline import definline
 from ..compiled.support import unalias
 from ..tape import PrimitiveCall
@@ -38,7 +39,7 @@ from .params import ParamSpec, _exp, _identity, _lower, _one, _zero
 from .runtime import (_state, advance, constrain, constrain_scatter, declare, log_jacobian,
                       log_jacobian_scatter, observe)
 
-__all__ = ["FORMS", "float_operand"]
+__all__ = ["FORMS", "float_operand", "float_or_retrace"]
 
 _PLAIN = (int, float, bool, str, type(None))
 
@@ -216,7 +217,7 @@ def _scalar_normal(node) -> bool:
 def _observe(site):
     """``x |= normal(loc, scale)`` on floats: ``_normal_statement``'s scalar case written out
     (the call where an operand's type differs, ``scale <= 0`` or the result is NaN, which
-    then raises the statement's error)."""
+    then raises the statement's error; a call giving no float re-traces: the value is typed)."""
     node = site.node
     x, d, line = node.args
     inner = unalias(d)
@@ -241,10 +242,19 @@ def _observe(site):
     z, v = site.local("_z"), f"v{site.k}"
     value = f"-0.5 * ({z} := ({xs} - {ls}) / {ss}) * {z} - {log_scale} - " \
             f"{site.literal(_HALF_LOG_2PI)}"
-    call = f"{site.bind(observe, '_observe')}({', '.join(site.args)})"
+    call = f"{site.bind(float_or_retrace, '_float_or_retrace')}(" \
+           f"{site.bind(observe, '_observe')}({', '.join(site.args)}), {site.k})"
     line0 = f"{v} = {value} if {' and '.join(checks)} else {call}" if checks else \
         f"{v} = {value}"
-    return [line0, f"if {v} != {v}: {v} = {call}"], v, None
+    return [line0, f"if {v} != {v}: {v} = {call}"], v, "typed"
+
+
+def float_or_retrace(value, k: int) -> float:
+    """``value`` when a float (a statement's call where its written-out form does not apply),
+    else ``GuardFailed(k)``: the path is traced again."""
+    if type(value) is not float:
+        raise GuardFailed(k)
+    return value
 
 
 #: helper -> its inline form (registered with ``dcgraph.compiled.inline.definline``)

@@ -231,3 +231,12 @@ def test_joint_forms_write_the_wanted_adjoints_and_factories_are_built_where_cal
     built = [line for line in source.splitlines() if "= _DistExpr(" in line]
     assert len(built) == 1 and "2.0, ))" in built[0]     # only ``d`` (``is_distribution`` reads it)
     assert source.count("(_r := ") == 6                         # and every joint rule
+
+
+def test_a_statement_call_giving_no_float_re_traces():
+    from dcgraph.models.inline_forms import float_or_retrace
+    assert float_or_retrace(-1.25, 7) == -1.25
+    for other in (np.float64(-1.25), np.array([-1.25]), 1):
+        with pytest.raises(GuardFailed) as failed:
+            float_or_retrace(other, 7)
+        assert failed.value.args[0] == 7
