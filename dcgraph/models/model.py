@@ -272,7 +272,7 @@ class BoundModel:
             except Exception:            # a guard failed, or an error the cache reports
                 grad = None
             if type(grad) is np.ndarray and grad.shape == self._shape and \
-                    grad.dtype == np.float64 and self._vg.compiled.enabled:
+                    (grad.dtype is _F8 or grad.dtype == _F8) and self._vg.compiled.enabled:
                 self._vg.compiled.stats["hits"] += 1
                 return float(value), grad if fresh else grad.copy()
             self._entry = None
