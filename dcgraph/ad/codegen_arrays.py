@@ -299,7 +299,7 @@ class ArrayTemplates:
                 if b and not other_a:
                     return f"{full}({va}.shape, {g} * {vo})"
                 return f"{g} * {vo}"
-            return f"{g} * {vo}.sum()" if b else self.inner(g, vo, other)
+            return f"{g} * {vo}.sum()" if b else self.inner(g, vo)   # vo: the result's shape
         if i == 0:                                     # x / y
             if form == "A":
                 if b and not other_a:
@@ -308,14 +308,11 @@ class ArrayTemplates:
             return f"({g} / {vy}).sum()"
         if form == "A":
             return f"-{g} * {va} / {vy}"
-        return f"-({g} * {va}.sum()) / {vy}" if b else f"-{self.inner(g, va, None)} / {vy}"
+        return f"-({g} * {va}.sum()) / {vy}" if b else f"-{self.inner(g, va)} / {vy}"
 
-    def inner(self, g, v, node) -> str:
-        """``sum(g * v)`` for arrays of one shape: one ``dot`` for vectors."""
-        value = node.value if node is not None else None
-        if value is not None and value.ndim == 1:
-            return f"{self.bind(np.dot, '_dot')}({g}, {v})"
-        return f"({g} * {v}).sum()"
+    def inner(self, g, v) -> str:
+        """``sum(g * v)`` for float64 arrays of one shape: one ``vdot`` (no product array)."""
+        return f"{self.bind(np.vdot, '_vdot')}({g}, {v})"
 
     def power_template(self, node, g) -> bool:
         """``x ** n`` of a real scalar ``x`` and a literal int ``n >= 1``: ``g * n * x ** (n

@@ -143,6 +143,8 @@ def test_templates_are_in_the_generated_code():
     assert ".reshape((4,))" in src                      # alpha[:, None] pulled back
     assert ".sum(axis=(1,), keepdims=True)" in src     # beta[:, None] * XV summed back
     assert "v0.shape != (13,)" in src                   # the parameter vector is guarded
+    assert src.count("(2.0 * ") == 3                    # za * za, zb * zb, r * r as squares
+    assert src.count("_vdot(") == 3 and ".sum() / " not in src   # d/ds of z / exp(s)
     assert cg.fresh == (True,)
     for f, args in CASES[-2:]:
         vg = ad.value_and_grad(f)
