@@ -35,6 +35,7 @@ _UNARY_FORMS = {np.exp: "{g} * {ans}", np.log: "{g} / {x}", np.negative: "-{g}",
 _POWERS = dict.fromkeys([operator.pow, operator.ipow], True)
 _SUMS = dict.fromkeys([np.sum, np.ndarray.sum], True)
 _NUMBERS = (float, np.float64, int)
+_ADD_REDUCE = np.add.reduce        # ndarray.sum without its Python-level wrapper
 
 
 def _f8(value) -> bool:
@@ -211,19 +212,23 @@ class ArrayTemplates:
             self.add(a, text, "array" if forms[i] == "A" else "scalar")
         return True
 
-    @staticmethod
-    def summed(text: str, xshape: tuple, shape: tuple) -> str:
+    def summed(self, text: str, xshape: tuple, shape: tuple) -> str:
         """``text`` (shaped ``shape``) summed back to the broadcast operand's ``xshape``."""
         lead = len(shape) - len(xshape)
         axes = tuple(range(lead)) + tuple(lead + i for i, m in enumerate(xshape)
                                           if m == 1 and shape[lead + i] != 1)
         if not axes:
             return text
+        reduce = self.bind(_ADD_REDUCE, "_reduce")
         if not lead:
-            return f"({text}).sum(axis={axes!r}, keepdims=True)"
+            return f"{reduce}({text}, {axes!r}, None, None, True)"
         if len(axes) == lead:
-            return f"({text}).sum(axis={axes!r})"
-        return f"({text}).sum(axis={axes!r}).reshape({xshape!r})"
+            return f"{reduce}({text}, {axes!r})"
+        return f"{reduce}({text}, {axes!r}).reshape({xshape!r})"
+
+    def total(self, text: str) -> str:
+        """The sum of every element of the array ``text``."""
+        return f"{self.bind(_ADD_REDUCE, '_reduce')}({text}, None)"
 
     def matmul_template(self, node, g) -> bool:
         """``x @ y`` of two float64 vectors of one shape: ``g * y`` and ``g * x``; of a float64
@@ -290,7 +295,7 @@ class ArrayTemplates:
         if kind in ("add", "sub"):
             neg = kind == "sub" and i == 1
             if form == "S":
-                text = f"{g} * {n}" if b else f"{g}.sum()"
+                text = f"{g} * {n}" if b else self.total(g)
             else:
                 text = f"{full}({va}.shape, {g})" if b else g
             return f"-({text})" if neg else text
@@ -299,16 +304,16 @@ class ArrayTemplates:
                 if b and not other_a:
                     return f"{full}({va}.shape, {g} * {vo})"
                 return f"{g} * {vo}"
-            return f"{g} * {vo}.sum()" if b else self.inner(g, vo)   # vo: the result's shape
+            return f"{g} * {self.total(vo)}" if b else self.inner(g, vo)   # vo: the result's shape
         if i == 0:                                     # x / y
             if form == "A":
                 if b and not other_a:
                     return f"{full}({va}.shape, {g} / {vy})"
                 return f"{g} / {vy}"
-            return f"({g} / {vy}).sum()"
+            return self.total(f"{g} / {vy}")
         if form == "A":
             return f"-{g} * {va} / {vy}"
-        return f"-({g} * {va}.sum()) / {vy}" if b else f"-{self.inner(g, va)} / {vy}"
+        return f"-({g} * {self.total(va)}) / {vy}" if b else f"-{self.inner(g, va)} / {vy}"
 
     def inner(self, g, v) -> str:
         """``sum(g * v)`` for float64 arrays of one shape: one ``vdot`` (no product array)."""

@@ -10,6 +10,7 @@ A = RNG.normal(size=(3, 4))
 B = RNG.normal(size=(4, 2))
 V = RNG.normal(size=4)
 P = RNG.uniform(0.2, 0.9, size=(3, 4))
+ADD_REDUCE = np.add.reduce       # called by name, as compiled gradients call it
 
 
 def ufuncs(a):
@@ -37,7 +38,8 @@ def reductions(a):
     return (a.sum(axis=0) * a.mean(axis=1, keepdims=True).repeat(4, axis=1)).sum() \
         + np.max(a, axis=1).sum() + a.min() + np.prod(a[:2, :2] + 2, axis=0).sum() \
         + a.var(axis=0).sum() + np.std(a, ddof=1) + np.cumsum(a, axis=1)[:, -1].sum() \
-        + np.linalg.norm(a)
+        + np.linalg.norm(a) + (ADD_REDUCE(a) ** 2).sum() + ADD_REDUCE(a, None) \
+        + (ADD_REDUCE(a, (1,), None, None, True) * a).sum()
 
 
 def products(a, b, v):
