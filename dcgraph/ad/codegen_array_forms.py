@@ -36,16 +36,18 @@ class ArrayForms:
             return f"{reduce}({text}, {axes!r})"
         return f"{reduce}({text}, {axes!r}).reshape({xshape!r})"
 
-    def row_sums(self, kind, g, a, other, vo, shape):
+    def row_sums(self, kind, g, a, other, vo, shape, negated=False):
         """The adjoint of ``a`` shaped ``(m, 1)`` against a result ``(m, n)`` by one ``dot``:
-        ``g @ other`` for a product with a vector ``(n,)``, ``g @ ones`` for a sum (None: the
-        general form)."""
+        ``g @ other`` for a product with a vector ``(n,)``, ``g @ ones`` for a sum (``g @
+        -ones`` when ``negated``); None: the general form."""
         if len(shape) != 2 or a.value.shape != (shape[0], 1):
             return None
-        if kind == "mul" and _f8(other.value) and other.value.shape == (shape[1],):
+        if kind == "mul" and not negated and _f8(other.value) \
+                and other.value.shape == (shape[1],):
             vec = vo
-        elif kind in ("add", "sub"):                 # (a subtracted y: negated after)
-            vec = self.bind(np.ones(shape[1]), "_ones")
+        elif kind in ("add", "sub"):
+            ones = np.full(shape[1], -1.0 if negated else 1.0)
+            vec = self.bind(ones, "_minus_ones" if negated else "_ones")
         else:
             return None
         return f"{self.bind(np.dot, '_dot')}({g}, {vec}).reshape({a.value.shape!r})"

@@ -204,9 +204,9 @@ class ArrayTemplates(ArrayForms):
             other, vo = (y, vy) if i == 0 else (x, vx)
             if forms[i] == "B":                  # x - y: y's adjoint negated once summed
                 k2 = "add" if kind == "sub" and i == 1 else kind
-                text = self.row_sums(k2, g, a, other, vo, shape)
+                text = self.row_sums(k2, g, a, other, vo, shape, k2 != kind)
                 if text is not None:
-                    self.add(a, text if k2 == kind else f"-{text}", "array")
+                    self.add(a, text, "array")
                     continue
                 text = self.template_text(k2, i, ["A", forms[1 - i]] if i == 0 else
                                           [forms[0], "A"], g, b, vx, vy, va, vo, other, n)

@@ -4,6 +4,7 @@ and gradients returned without a copy; each checked against central differences 
 on a fresh trace, with the compiled path in use."""
 import math
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -141,8 +142,9 @@ def test_templates_are_in_the_generated_code():
     src = cg.source
     assert "sum_vjp" not in src and "mul_vjp" not in src and "build_seq_rule" not in src
     assert ".reshape((4,))" in src                      # alpha[:, None] pulled back
-    assert "_dot(g30, v27).reshape((4, 1))" in src     # beta[:, None] * XV: row sums by dot
-    assert "_dot(g25, _ones).reshape((4, 1))" in src    # y - alpha[:, None] likewise
+    assert re.search(r" = _dot\(g\d+, v\d+\)\.reshape\(\(4, 1\)\)", src)   # beta[:, None] * XV
+    assert re.search(r" = _dot\(g\d+, _minus_ones\)\.reshape\(\(4, 1\)\)", src)  # y - alpha[:, None]
+    assert "is not None" not in src and "_Sparse" not in src    # th's slices: dense adjoints
     assert ".sum(" not in src.split("g45 =")[1]         # backward sums: np.add.reduce, vdot
     assert "v0.shape != (13,)" in src                   # the parameter vector is guarded
     assert src.count("(2.0 * ") == 3                    # za * za, zb * zb, r * r as squares
