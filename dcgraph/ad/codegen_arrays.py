@@ -5,8 +5,9 @@ and the adjoint of a full ``sum(x)`` kept as a scalar that stands for a filled a
 only these templates read it (``x`` used once, by the sum: ``sum(r * r)`` pulls back as
 ``2.0 * c * r``, with no filled array made).
 
-The shapes and dtypes the templates rely on are guarded once, after the forward code (a
-guard failing there is a guard like any other: nothing observable ran). A node's shape and
+``codegen_array_forms`` writes the text of each operand's adjoint. The shapes and dtypes the
+templates rely on are guarded once, after the forward code (a guard failing there is a guard
+like any other: nothing observable ran). A node's shape and
 dtype need no guard of their own when it is an elementwise operation whose array inputs are
 float64 arrays whose shapes are known and whose other inputs are real scalars or ints.
 """
@@ -20,6 +21,7 @@ from ..compiled.expressions import tuple_item
 from ..compiled.support import symbol, unalias
 from ..tape import Constant, PrimitiveCall
 from ..tracer import ops
+from .codegen_array_forms import ArrayForms
 
 __all__ = ["ArrayTemplates", "F8"]
 
@@ -42,7 +44,7 @@ def _f8(value) -> bool:
     return type(value) is np.ndarray and value.dtype == F8
 
 
-class ArrayTemplates:
+class ArrayTemplates(ArrayForms):
     """Mixin of ``codegen.GradientCode``: its ``add``, ``emit``, ``mark``, ``v``, ``bind``,
     ``wants``, ``state`` are used; ``uses`` counts each node's consumers on the path."""
 
@@ -202,6 +204,10 @@ class ArrayTemplates:
             other, vo = (y, vy) if i == 0 else (x, vx)
             if forms[i] == "B":                  # x - y: y's adjoint negated once summed
                 k2 = "add" if kind == "sub" and i == 1 else kind
+                text = self.row_sums(k2, g, a, other, vo, shape, k2 != kind)
+                if text is not None:
+                    self.add(a, text, "array")
+                    continue
                 text = self.template_text(k2, i, ["A", forms[1 - i]] if i == 0 else
                                           [forms[0], "A"], g, b, vx, vy, va, vo, other, n)
                 text = self.summed(text, a.value.shape, shape)
@@ -210,20 +216,6 @@ class ArrayTemplates:
             text = self.template_text(kind, i, forms, g, b, vx, vy, va, vo, other, n)
             self.add(a, text, "array" if forms[i] == "A" else "scalar")
         return True
-
-    @staticmethod
-    def summed(text: str, xshape: tuple, shape: tuple) -> str:
-        """``text`` (shaped ``shape``) summed back to the broadcast operand's ``xshape``."""
-        lead = len(shape) - len(xshape)
-        axes = tuple(range(lead)) + tuple(lead + i for i, m in enumerate(xshape)
-                                          if m == 1 and shape[lead + i] != 1)
-        if not axes:
-            return text
-        if not lead:
-            return f"({text}).sum(axis={axes!r}, keepdims=True)"
-        if len(axes) == lead:
-            return f"({text}).sum(axis={axes!r})"
-        return f"({text}).sum(axis={axes!r}).reshape({xshape!r})"
 
     def matmul_template(self, node, g) -> bool:
         """``x @ y`` of two float64 vectors of one shape: ``g * y`` and ``g * x``; of a float64
@@ -281,41 +273,6 @@ class ArrayTemplates:
         self.add(x, form.format(g=g, x=self.v(x), ans=self.v(node)),
                  "scalar" if scalar else "array")
         return True
-
-    def template_text(self, kind, i, forms, g, b, vx, vy, va, vo, other, n) -> str:
-        """The adjoint of operand ``i`` (form 'A': an array of the result's shape, 'S': a
-        scalar) of ``x <kind> y``; ``b``: ``g`` is a scalar standing for a filled array."""
-        form, full = forms[i], self.bind(np.full, "_full")
-        other_a = forms[1 - i] == "A"
-        if kind in ("add", "sub"):
-            neg = kind == "sub" and i == 1
-            if form == "S":
-                text = f"{g} * {n}" if b else f"{g}.sum()"
-            else:
-                text = f"{full}({va}.shape, {g})" if b else g
-            return f"-({text})" if neg else text
-        if kind == "mul":
-            if form == "A":
-                if b and not other_a:
-                    return f"{full}({va}.shape, {g} * {vo})"
-                return f"{g} * {vo}"
-            return f"{g} * {vo}.sum()" if b else self.inner(g, vo, other)
-        if i == 0:                                     # x / y
-            if form == "A":
-                if b and not other_a:
-                    return f"{full}({va}.shape, {g} / {vy})"
-                return f"{g} / {vy}"
-            return f"({g} / {vy}).sum()"
-        if form == "A":
-            return f"-{g} * {va} / {vy}"
-        return f"-({g} * {va}.sum()) / {vy}" if b else f"-{self.inner(g, va, None)} / {vy}"
-
-    def inner(self, g, v, node) -> str:
-        """``sum(g * v)`` for arrays of one shape: one ``dot`` for vectors."""
-        value = node.value if node is not None else None
-        if value is not None and value.ndim == 1:
-            return f"{self.bind(np.dot, '_dot')}({g}, {v})"
-        return f"({g} * {v}).sum()"
 
     def power_template(self, node, g) -> bool:
         """``x ** n`` of a real scalar ``x`` and a literal int ``n >= 1``: ``g * n * x ** (n

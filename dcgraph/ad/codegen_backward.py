@@ -305,7 +305,8 @@ class BackwardEmitter:
                 and -len(t.args) <= key.value < len(t.args)):
             return False
         item = t.args[key.value]
-        self.add(item, g, _mode(item))
+        dense = node in self.dense and node not in self.bcast and not self.cond   # an ndarray
+        self.add(item, g, "array" if dense else _mode(item))
         return True
 
     def live_rule(self, node, g, rule) -> None:

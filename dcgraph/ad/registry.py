@@ -210,6 +210,9 @@ def primitive_name(fn) -> str:
         return f"scipy.stats.{inst}.{getattr(owner, '__name__', owner)}"
     objclass = getattr(fn, "__objclass__", None)
     name = getattr(fn, "__name__", None) or type(fn).__name__
+    owner = getattr(fn, "__self__", None)
+    if type(owner).__name__ == "ufunc" and type(owner).__module__ == "numpy":
+        return f"numpy.{owner.__name__}.{name}"           # np.add.reduce
     if objclass is not None:
         module = objclass.__module__
         module = "" if module == "builtins" else module + "."

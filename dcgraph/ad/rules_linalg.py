@@ -197,11 +197,27 @@ def eigvalsh_vjp(g, ans, a, UPLO="L"):
     return (v * np.asarray(g)[..., None, :]) @ np.swapaxes(v, -1, -2)
 
 
+def vdot_vjp_0(g, ans, a, b):
+    """``vdot(a, b)`` of real arrays (flattened, any shapes of one size): ``g * b`` shaped as ``a``."""
+    return g * np.reshape(_real(b), np.shape(a))
+
+
+def vdot_vjp_1(g, ans, a, b):
+    return g * np.reshape(_real(a), np.shape(b))
+
+
+def _real(x):
+    if np.asarray(x).dtype.kind == "c":
+        raise TypeError("vdot: no rule for complex arrays (it conjugates its first argument)")
+    return x
+
+
 defvjp(operator.matmul, matmul_vjp_0, matmul_vjp_1)
 defvjp(operator.imatmul, matmul_vjp_0, matmul_vjp_1)
 defvjp(np.matmul, matmul_vjp_0, matmul_vjp_1)
 defvjp(np.dot, dot_vjp_0, dot_vjp_1, names=("a", "b"))
 defvjp(np.ndarray.dot, dot_vjp_0, dot_vjp_1)
+defvjp(np.vdot, vdot_vjp_0, vdot_vjp_1, names=("a", "b"))
 defvjp(np.inner, inner_vjp_0, inner_vjp_1)
 defvjp(np.outer, outer_vjp_0, outer_vjp_1)
 defvjp(np.tensordot, tensordot_vjp_0, tensordot_vjp_1, names=("a", "b", "axes"))

@@ -54,6 +54,11 @@ def sum_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     return _out(a, _expand(g, _shape(a), axis, keepdims))
 
 
+def add_reduce_vjp(g, ans, array, axis=0, dtype=None, out=None, keepdims=False, **kw):
+    """``np.add.reduce``: ``sum`` whose ``axis`` defaults to 0."""
+    return sum_vjp(g, ans, array, axis, dtype, out, keepdims)
+
+
 def mean_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     shape = _shape(a)
     return _out(a, _expand(g, shape, axis, keepdims) / _count(shape, axis))
@@ -298,6 +303,7 @@ def _arg(node, i, name, default):
 
 defvjp(np.sum, sum_vjp, names=("a", "axis", "dtype", "out", "keepdims"))
 defvjp(np.ndarray.sum, sum_vjp, names=("a", "axis", "dtype", "out", "keepdims"))
+defvjp(np.add.reduce, add_reduce_vjp, names=("array", "axis", "dtype", "out", "keepdims"))
 defvjp(np.mean, mean_vjp, names=("a", "axis", "dtype", "out", "keepdims"))
 defvjp(np.ndarray.mean, mean_vjp, names=("a", "axis", "dtype", "out", "keepdims"))
 defvjp(np.max, maxmin_vjp, names=("a", "axis", "out", "keepdims"))

@@ -4,6 +4,7 @@ and gradients returned without a copy; each checked against central differences 
 on a fresh trace, with the compiled path in use."""
 import math
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -141,8 +142,13 @@ def test_templates_are_in_the_generated_code():
     src = cg.source
     assert "sum_vjp" not in src and "mul_vjp" not in src and "build_seq_rule" not in src
     assert ".reshape((4,))" in src                      # alpha[:, None] pulled back
-    assert ".sum(axis=(1,), keepdims=True)" in src     # beta[:, None] * XV summed back
+    assert re.search(r" = _dot\(g\d+, v\d+\)\.reshape\(\(4, 1\)\)", src)   # beta[:, None] * XV
+    assert re.search(r" = _dot\(g\d+, _minus_ones\)\.reshape\(\(4, 1\)\)", src)  # y - alpha[:, None]
+    assert "is not None" not in src and "_Sparse" not in src    # th's slices: dense adjoints
+    assert ".sum(" not in src.split("g45 =")[1]         # backward sums: np.add.reduce, vdot
     assert "v0.shape != (13,)" in src                   # the parameter vector is guarded
+    assert src.count("(2.0 * ") == 3                    # za * za, zb * zb, r * r as squares
+    assert src.count("_vdot(") == 3 and ".sum() / " not in src   # d/ds of z / exp(s)
     assert cg.fresh == (True,)
     for f, args in CASES[-2:]:
         vg = ad.value_and_grad(f)
@@ -150,6 +156,19 @@ def test_templates_are_in_the_generated_code():
             vg(*args)
         (cg, _), = next(iter(vg.compiled.paths.values()))
         assert "matmul_vjp" not in cg.source and ("outer(" in cg.source) == (f is matvec_matrix)
+
+
+def test_broadcast_operands_are_summed_back_by_reductions():
+    """Of ``broadcasts``: (3, 1) operands against a (3, 4) result by one ``dot`` (with ``m``
+    for a product, ones for a difference), other shapes by ``np.add.reduce``."""
+    vg = ad.value_and_grad(broadcasts)
+    for _ in range(3):
+        vg(*CASES[1][1])
+    (cg, _), = next(iter(vg.compiled.paths.values()))
+    src = cg.source
+    assert src.count("_dot(") == 1 and "_ones).reshape((3, 1))" in src
+    assert src.count(", (1,), None, None, True)") == 2 and src.count(", (0,))") == 4
+    assert ".sum(axis" not in src
 
 
 def test_sums_of_unary_templates_keep_the_scalar():

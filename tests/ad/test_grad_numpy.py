@@ -10,6 +10,7 @@ A = RNG.normal(size=(3, 4))
 B = RNG.normal(size=(4, 2))
 V = RNG.normal(size=4)
 P = RNG.uniform(0.2, 0.9, size=(3, 4))
+ADD_REDUCE = np.add.reduce       # called by name, as compiled gradients call it
 
 
 def ufuncs(a):
@@ -37,13 +38,15 @@ def reductions(a):
     return (a.sum(axis=0) * a.mean(axis=1, keepdims=True).repeat(4, axis=1)).sum() \
         + np.max(a, axis=1).sum() + a.min() + np.prod(a[:2, :2] + 2, axis=0).sum() \
         + a.var(axis=0).sum() + np.std(a, ddof=1) + np.cumsum(a, axis=1)[:, -1].sum() \
-        + np.linalg.norm(a)
+        + np.linalg.norm(a) + (ADD_REDUCE(a) ** 2).sum() + ADD_REDUCE(a, None) \
+        + (ADD_REDUCE(a, (1,), None, None, True) * a).sum()
 
 
 def products(a, b, v):
     return np.sum(a @ b) + np.dot(a, v).sum() + v.dot(v) + np.einsum("ij,jk->ik", a, b).sum() \
         + np.einsum("ij,j", a, v).sum() + np.outer(v, v).trace() + np.inner(v, v) \
-        + np.tensordot(a, a, axes=([1], [1])).sum() + np.matmul(v, b).sum()
+        + np.tensordot(a, a, axes=([1], [1])).sum() + np.matmul(v, b).sum() \
+        + np.vdot(a, np.flip(a, 1)) + np.vdot(v, a[0]) + np.vdot(b, a[:2])
 
 
 def shapes(a, v):
@@ -138,6 +141,13 @@ CASES = [
 def test_numpy_code_matches_finite_differences(check, f, args):
     report = check(f, *args, tol=1e-5)
     assert report.worst < 1e-5
+
+
+def test_vdot_of_complex_arrays_is_refused():
+    from dcgraph.ad.rules_linalg import vdot_vjp_0, vdot_vjp_1
+    for rule in (vdot_vjp_0, vdot_vjp_1):
+        with pytest.raises(TypeError, match="vdot: no rule for complex"):
+            rule(1.0, 0j, A * 1j, A * 1j)
 
 
 def test_array_gradients_have_argument_shapes():
