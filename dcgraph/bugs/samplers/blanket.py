@@ -74,16 +74,23 @@ class NodeState:
     # -- values ------------------------------------------------------------------------------
     def load(self, named: dict) -> None:
         """Set the values from named constrained values (``BUGSModel.constrained``)."""
-        g = self.graph
+        base = self.__dict__.get("_base")
+        if base is None:              # data and constants: built once, copied on each load
+            base = self._base = self._fixed_values()
         self.values.clear()           # in place: the compiled closures hold this dict
-        self.values.update({k: np.full(int(np.prod(s, dtype=np.int64)), np.nan)
-                            for k, s in g.shapes.items()})
-        self.values.update({k: np.array(v, dtype=float).ravel() for k, v in g.data.items()})
-        for node in g.nodes:
-            if node.constant:
-                self.values[node.var][node.offsets] = np.ravel(node.value)
+        self.values.update({k: v.copy() for k, v in base.items()})
         for k, v in named.items():
             self.values[k] = np.array(v, dtype=float).ravel()
+
+    def _fixed_values(self) -> dict:
+        """Every variable as a flat array: data and constant nodes filled in, the rest NaN."""
+        g = self.graph
+        values = {k: np.full(int(np.prod(s, dtype=np.int64)), np.nan) for k, s in g.shapes.items()}
+        values.update({k: np.array(v, dtype=float).ravel() for k, v in g.data.items()})
+        for node in g.nodes:
+            if node.constant:
+                values[node.var][node.offsets] = np.ravel(node.value)
+        return values
 
     def named(self) -> dict:
         """The values as arrays in the variables' shapes."""
