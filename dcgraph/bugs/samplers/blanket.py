@@ -44,7 +44,7 @@ class NodeState:
             for p in set(node.parents):
                 kids[p].append(node.id)
         self._children, self._logicals = {}, {}
-        self._params, self._logical = {}, {}
+        self._params, self._logical, self._density = {}, {}, {}
         self.load({})
         self._static = Evaluator(self._constant_lookup, g.shapes, g.error)
         for node in g.nodes:
@@ -65,7 +65,7 @@ class NodeState:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["_params"], state["_logical"] = {}, {}        # closures: rebuilt on use
+        state["_params"], state["_logical"], state["_density"] = {}, {}, {}   # closures: rebuilt on use
         return state
 
     def __setstate__(self, state):
@@ -74,16 +74,23 @@ class NodeState:
     # -- values ------------------------------------------------------------------------------
     def load(self, named: dict) -> None:
         """Set the values from named constrained values (``BUGSModel.constrained``)."""
-        g = self.graph
+        base = self.__dict__.get("_base")
+        if base is None:              # data and constants: built once, copied on each load
+            base = self._base = self._fixed_values()
         self.values.clear()           # in place: the compiled closures hold this dict
-        self.values.update({k: np.full(int(np.prod(s, dtype=np.int64)), np.nan)
-                            for k, s in g.shapes.items()})
-        self.values.update({k: np.array(v, dtype=float).ravel() for k, v in g.data.items()})
-        for node in g.nodes:
-            if node.constant:
-                self.values[node.var][node.offsets] = np.ravel(node.value)
+        self.values.update({k: v.copy() for k, v in base.items()})
         for k, v in named.items():
             self.values[k] = np.array(v, dtype=float).ravel()
+
+    def _fixed_values(self) -> dict:
+        """Every variable as a flat array: data and constant nodes filled in, the rest NaN."""
+        g = self.graph
+        values = {k: np.full(int(np.prod(s, dtype=np.int64)), np.nan) for k, s in g.shapes.items()}
+        values.update({k: np.array(v, dtype=float).ravel() for k, v in g.data.items()})
+        for node in g.nodes:
+            if node.constant:
+                values[node.var][node.offsets] = np.ravel(node.value)
+        return values
 
     def named(self) -> dict:
         """The values as arrays in the variables' shapes."""
@@ -96,7 +103,7 @@ class NodeState:
         return v.reshape(node.instance.target_shape) if node.instance.target_shape else v[0]
 
     def set(self, node, value) -> None:
-        self.values[node.var][node.offsets] = np.ravel(value)
+        self.values[node.var][node.offsets] = value if isinstance(value, float) else np.ravel(value)
 
     def _lookup(self, var, offsets):
         return self.values[var.name][offsets]
@@ -146,7 +153,9 @@ class NodeState:
             fn = self._logical.get(k)
             if fn is None:
                 fn = self._logical[k] = self._logical_closure(self.graph.nodes[k])
-            self.values[self.graph.nodes[k].var][self.graph.nodes[k].offsets] = np.ravel(fn())
+            value, logical = fn(), self.graph.nodes[k]
+            self.values[logical.var][logical.offsets] = (
+                value if isinstance(value, float) else np.ravel(value))
 
     def _logical_closure(self, logical):
         st = logical.instance.statement.ast
@@ -188,16 +197,22 @@ class NodeState:
 
     def logp(self, node) -> float:
         """Log density of stochastic ``node`` given its parents (one term)."""
+        with np.errstate(all="ignore"):
+            return self._logp(node)
+
+    def _logp(self, node) -> float:
+        """``logp`` without its floating-point error state (the caller sets it)."""
         self.terms += 1
-        st = node.instance.statement.ast
-        fam = DISTRIBUTIONS[st.dist.name]
+        density = self._density.get(node.id)
+        if density is None:
+            fam = DISTRIBUTIONS[node.instance.statement.ast.dist.name]
+            density = self._density[node.id] = callable_of(("x",) + fam.params, fam.logpdf)
         try:
-            with np.errstate(all="ignore"):
-                value = callable_of(("x",) + fam.params, fam.logpdf)(self.get(node), *self.params(node))
+            value = density(self.get(node), *self.params(node))
         except _OUTSIDE:             # an index out of range (mixtures), a singular matrix, ...
             return -np.inf
-        value = float(np.sum(value))
-        bounds = st.bounds
+        value = float(value) if isinstance(value, float) else float(np.sum(value))
+        bounds = node.instance.statement.ast.bounds
         if bounds is not None and value > -np.inf:           # C(lo, hi), I(lo, hi): indicators
             x, env = self.get(node), node.instance.env
             lo = self._closure(bounds.lower, env)() if bounds.lower is not None else -np.inf
@@ -213,10 +228,11 @@ class NodeState:
         except _OUTSIDE:
             return -np.inf
         total = 0.0
-        for n in self.blanket(node):
-            total += self.logp(n)
-            if total == -np.inf:
-                break
+        with np.errstate(all="ignore"):
+            for n in self.blanket(node):
+                total += self._logp(n)
+                if total == -np.inf:
+                    break
         return total
 
 
