@@ -123,6 +123,9 @@ def scaled_sum(x, n):                    # d/dx = n + 1
 
 _GRADIENT = dcgraph.grad(scaled_sum)
 _VALUE_AND_GRADIENT = dcgraph.value_and_grad(scaled_sum)
+_HESSIAN = dcgraph.hessian(scaled_sum)
+_HVP = dcgraph.hvp(scaled_sum)
+_GRADIENT_OF_GRADIENT = dcgraph.grad(dcgraph.grad(scaled_sum))
 
 
 def forever(n):
@@ -147,6 +150,18 @@ def _gradient(f, n):
 
 def _value_and_gradient(f, n):
     return _VALUE_AND_GRADIENT(0.5, n)
+
+
+def _hessian(f, n):
+    return _HESSIAN(0.5, n)
+
+
+def _hvp(f, n):
+    return _HVP(0.5, n, 2.0)
+
+
+def _gradient_of_gradient(f, n):
+    return _GRADIENT_OF_GRADIENT(0.5, n)
 
 
 def _vjp(f, n):
@@ -192,6 +207,13 @@ def _deepest(run, f) -> int:
         mid = (lo + hi + 1) // 2
         lo, hi = (mid, hi) if _works(run, f, mid) else (lo, mid - 1)
     return lo
+
+
+def _works_where_deepest_does(run, f, n) -> bool:
+    """``_works(run, f, n)`` called as deep as ``_deepest`` calls it (from a test)."""
+    for _ in range(5):
+        run(f, 5)
+    return _works(run, f, n)
 
 
 def _overflows(run, f, n) -> list:
@@ -284,6 +306,16 @@ def test_gradients_keep_the_untraced_depth(known_limit, run):
     plain = _deepest(_plain_at_half, scaled_sum)
     assert _deepest(run, scaled_sum) == plain
     assert _GRADIENT(0.5, plain) == plain + 1
+
+
+@pytest.mark.parametrize("run", [_hessian, _hvp, _gradient_of_gradient], ids=lambda r: r.__name__)
+def test_second_derivatives_keep_the_untraced_depth(known_limit, run):
+    """As deep as ``f`` called in their place, and no deeper (checked at the plain depth and
+    one below it: a bisection of these is slow)."""
+    plain = _deepest(_plain_at_half, scaled_sum)
+    assert _works_where_deepest_does(run, scaled_sum, plain)
+    assert not _works_where_deepest_does(run, scaled_sum, plain + 1)
+    assert run(scaled_sum, plain) == 0
 
 
 def test_nested_track_keeps_the_untraced_depth(known_limit):
