@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracer.context import Context
-from ..tracer.track import track
+from ..tracer.track import traced_call
 from .compiled import NotCompilable, compile_gradient
 from .core import Sweep
 from .registry import MissingRuleError
@@ -41,11 +41,13 @@ def _nums(argnums) -> tuple:
     return _argnums(argnums)
 
 
-def _gradient_program(f, nums: tuple, args: tuple, kwargs: dict):
+def _gradient_program(f, nums: tuple, args: tuple, kwargs: dict, callers: int):
     """``program(*args) -> gradient`` (one entry per ``nums``, dense, in each argument's
-    structure) as straight-line code for the path ``f`` takes at ``args``."""
+    structure) as straight-line code for the path ``f`` takes at ``args``. ``callers``: the
+    frames between the user's call and this one (``traced_call``): ``f`` gets the recursion
+    depth it has called in the user's call's place."""
     from .api import _Binding, _scalar_seed
-    _, tape = track(f, *args, **kwargs)
+    _, tape = traced_call(f, args, kwargs, callers=callers + 1)
     binding = _Binding(f, tape, args, kwargs)
     wrt = binding.nodes_for(nums)
     try:
@@ -75,12 +77,13 @@ def _dense_entry(value, adjoints, k, pos):
     return densify(value, g)
 
 
-def _second_sweep(f, nums, args, kwargs, seed, wrt_nums) -> tuple:
+def _second_sweep(f, nums, args, kwargs, seed, wrt_nums, callers: int) -> tuple:
     """Adjoints, for the positional arguments ``wrt_nums``, of the gradient program of ``f``
-    (gradients for ``nums``) pulled back from the output adjoint ``seed`` (one per entry)."""
+    (gradients for ``nums``) pulled back from the output adjoint ``seed`` (one per entry);
+    ``callers`` as for ``_gradient_program``."""
     from .api import _Binding, _as_seed
-    program = _gradient_program(f, nums, args, kwargs)
-    grads, tape = track(program, *args, ctx=GradientContext())
+    program = _gradient_program(f, nums, args, kwargs, callers + 1)
+    grads, tape = traced_call(program, args, {}, GradientContext(), callers=callers + 1)
     binding = _Binding(program, tape, args, {})
     sweep = Sweep(tape, wrt=binding.nodes_for(wrt_nums))
     sweep.run(tape, _as_seed(grads, seed))
@@ -97,7 +100,7 @@ def hvp(f, argnums: int = 0):
         *args, v = args_and_v
         args = tuple(args)
         i = _index(argnums, args, "hvp")
-        return _second_sweep(f, (i,), args, kwargs, (v,), (i,))[0]
+        return _second_sweep(f, (i,), args, kwargs, (v,), (i,), 1)[0]
 
     return hessian_vector_product
 
@@ -118,8 +121,8 @@ def hessian(f, argnums: int = 0):
             raise TypeError(f"dcgraph.hessian: argument {i} must be a real float or float "
                             f"array, got {type(x).__name__}")
         from .api import _Binding, _as_seed
-        program = _gradient_program(f, (i,), args, kwargs)
-        grads, tape = track(program, *args, ctx=GradientContext())
+        program = _gradient_program(f, (i,), args, kwargs, 1)
+        grads, tape = traced_call(program, args, {}, GradientContext(), callers=1)
         binding = _Binding(program, tape, args, {})
         wrt = binding.nodes_for((i,))
         if isinstance(x, (float, np.floating)):
@@ -146,6 +149,11 @@ def _index(argnums: int, args: tuple, name: str) -> int:
     return argnums % len(args)
 
 
+# the frames between a user's call of ``grad(grad(f))`` and the rule: the outer gradient
+# function, ``evaluate``, ``Sweep.run``, ``Sweep.sweep``, ``Sweep.missing``, ``rule``
+_RULE_CALLERS = 6
+
+
 def gradient_rule(f, argnums, with_value: bool):
     """The node rule of a function ``grad(f, argnums)`` (or ``value_and_grad``) returned: the
     outer sweep's adjoint of its result pulled back to its arguments (reverse over reverse)."""
@@ -170,7 +178,7 @@ def gradient_rule(f, argnums, with_value: bool):
                 sweep.add(node.args[j], _as_adjoint(args[j], _scaled(d, gv)))
         if seed is None:
             return
-        adjoints = _second_sweep(f, nums, args, kwargs, seed, wanted)
+        adjoints = _second_sweep(f, nums, args, kwargs, seed, wanted, _RULE_CALLERS)
         for j, adj in zip(wanted, adjoints):
             sweep.add(node.args[j], _as_adjoint(args[j], adj))
 

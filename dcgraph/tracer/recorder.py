@@ -16,6 +16,7 @@ an instrumented copy (traced). The user's call still runs in the user's frame.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import threading
 import types
@@ -58,6 +59,7 @@ _new = object.__new__
 _TOO_DEEP = "first called within a few frames of the recursion limit: recorded as a primitive"
 _TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded as a primitive"
 _UNBOUND = (None, None, None)
+_DROPPED = collections.deque(maxlen=0)     # a log that keeps nothing
 
 _CO_RESUMABLE = 0x20 | 0x80 | 0x200    # generator, coroutine, async generator frames
 _PRIMITIVE = object()   # memo value: the callable runs as it is
@@ -99,7 +101,7 @@ class Level:
         self.run, self.depth, self.child_depth, self.child = run, depth, depth + 1, None
         self.memo = run.shared_memo if run.shared_memo is not None else {}
         self.memo_get = self.memo.get
-        self.log, self.append = run.log, run.log.append
+        self.log, self.append = run.log, run.log_append
         self.hook_method = self.hook       # one bound method, handed to every frame
         self.pair = (self.append, self.hook_method)
         self.bound = _UNBOUND              # the last (object, copy, copy bound to it)
@@ -186,6 +188,8 @@ class Run:
         self.shared_memo = {} if not ctx.depth_dependent else None
         self.level_class = SubstitutingLevel if ctx.substitutes() else Level
         self.log: list = log if log is not None else []
+        # what frames log with: a summary log's ``logged``; the hook appends to ``log`` itself
+        self.log_append = log.logged if log is not None else self.log.append
         self.levels: list[Level] = []
         self.levels.append(self.level_class(self, 0))     # the root's, always needed
         if self.shared_memo is not None and self.level_class is Level:
@@ -210,6 +214,10 @@ class Run:
         ignores what it logs past ``log_end``."""
         self.closed = True
         self.log_end = len(self.log)
+        if self.summary:                # the hook's raw entries summarised; what hooks log
+            self.log.settle()           # from now on (a generator resumed later) is dropped
+            for level in self.levels:
+                level.log = _DROPPED
         if self.operators:
             self.operators = False
             GUARDING.remove(self.guard_token)

@@ -35,6 +35,10 @@ __all__ = ["Summary", "SummaryLog", "SummaryTapeError", "require_values", "VALUE
 
 VALUE_MODES = ("keep", "summary")
 _ATOMS = frozenset({type(None), bool, int, float, complex, type(Ellipsis), type(NotImplemented)})
+# logged as they are (a set: ``in`` a tuple compares, a call 3.11 counts; ``Attempt``: how an
+# operator method gets its operands)
+_MARKS = frozenset(MARK_TYPES)
+_AS_LOGGED = _ATOMS | _MARKS | {Attempt}
 _NUMPY_SCALARS = (np.number, np.bool_)
 # types whose repr is short and calls no user code
 _OWN_REPR = frozenset({range, slice, np.dtype, type, types.CodeType, types.CellType})
@@ -137,25 +141,78 @@ def long_lived(value) -> bool:
 
 
 class SummaryLog(list):
-    """The event log of a ``values="summary"`` run: ``append`` logs ``summarise(value)``."""
+    """The event log of a ``values="summary"`` run. Frames log through ``logged`` (the
+    ``append`` of their level's pair), which logs ``summarise(value)``. ``append`` is the
+    list's own: what the call hook and the generator runtime log with it (callables, frames,
+    values sent in) stays raw only until the next ``logged`` or ``settle`` summarises it in
+    place, so the hook takes no frame for it (``headroom``) and holds nothing longer than the
+    caller's stack does. Near the recursion limit, a value that needs frames to summarise is
+    left raw until a call with room for it (``settle`` at the latest, when the run ends)."""
 
-    __slots__ = ("_seen", "_kept")
+    __slots__ = ("_seen", "_kept", "_done")
 
     def __init__(self):
         super().__init__()
         self._seen: dict = {}      # id(object) -> (weak reference, its Summary)
         self._kept: dict = {}      # id(long-lived callable) -> it (kept by the log anyway)
+        self._done = 0             # entries before this index are summaries
 
-    def append(self, value) -> None:
+    def logged(self, value) -> None:
+        """Summarise the raw entries and log ``value``'s summary. The common cases (atoms,
+        marks, kept callables, tuples of them) call no Python code, so logging from a traced
+        frame takes no depth beyond this frame's (``headroom``)."""
+        done = self._done
+        if done != len(self):
+            try:
+                done = self._done = self._settled(done)
+            except RecursionError:       # no room to summarise them here: later
+                pass
         t = type(value)
-        if t in MARK_TYPES or t in _ATOMS or t is Attempt or self._kept.get(id(value)) is value:
-            list.append(self, value)     # (``Attempt``: how an operator method gets its operands)
+        if t in _AS_LOGGED:
+            self += (value,)             # (not ``list.append``: a call 3.11 counts)
         else:
-            list.append(self, self.summarise(value))
+            try:
+                self += (self._inline(value, t),)
+            except RecursionError:       # no room to summarise it here: later
+                self += (value,)
+                return
+        if done == len(self) - 1:
+            self._done = done + 1
+
+    def settle(self) -> None:
+        """Summarise every raw entry (the run is over, or about to be replayed)."""
+        self._done = self._settled(self._done)
+
+    def _settled(self, done: int) -> int:
+        end = len(self)
+        while done < end:
+            value = self[done]
+            self[done] = self._inline(value, type(value))
+            done += 1
+        return done
+
+    def _inline(self, value, t):
+        """``summarise(value)`` with the common cases inline (no frame for them)."""
+        if t in _AS_LOGGED or t is Summary:
+            return value
+        kept = self._kept
+        if kept.get(id(value)) is value:     # (``id`` is a call 3.11 counts)
+            return value
+        if t is tuple:                       # one level inline: no frame for the plain items
+            items = []
+            for v in value:
+                u = type(v)
+                if u in _ATOMS or u in _MARKS or u is Summary or \
+                        (u is str and len(v) <= _LONG_STR) or kept.get(id(v)) is v:
+                    items.append(v)
+                else:
+                    items.append(self.summarise(v))
+            return tuple(items)
+        return self.summarise(value)
 
     def summarise(self, value):
         t = type(value)
-        if t in _ATOMS or t in MARK_TYPES:
+        if t in _ATOMS or t in _MARKS or t is Summary:
             return value
         if t is str and len(value) <= _LONG_STR:
             return value

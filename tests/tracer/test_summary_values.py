@@ -280,10 +280,10 @@ def test_the_summary_log_keeps_identity_while_an_object_lives_and_no_reference()
 
     log = SummaryLog()
     first = Noted("x", [])
-    log.append(first)
-    log.append((first, 2, "s"))
-    log.append(len)                               # a long-lived callable is kept as it is
-    log.append([1, 2, 3])
+    log.logged(first)
+    log.logged((first, 2, "s"))
+    log.logged(len)                               # a long-lived callable is kept as it is
+    log.logged([1, 2, 3])
     assert log[1][0] is log[0] and log[1][1:] == (2, "s") and log[2] is len
     assert repr(log[0]) == "<Noted object>" and log[0].type is Noted
     assert repr(log[3]) == "<list of length 3>" and log[3].length == 3
@@ -291,10 +291,31 @@ def test_the_summary_log_keeps_identity_while_an_object_lives_and_no_reference()
     del first
     assert watch() is None                        # the log held no reference
     second = Noted("y", [])
-    log.append(second)
+    log.logged(second)
     assert log[-1] is not log[0]                  # a new object, even at a reused address
-    log.append(np.arange(5.0))
+    log.logged(np.arange(5.0))
     assert log[-1].__dcgraph_abbrev__() == "ndarray(5) float64 [0.0, 1.0, 2.0, …]"
+
+
+def test_raw_entries_are_summarised_by_the_next_logged_value_or_by_settle():
+    """The call hook appends raw (the list's own ``append``: no frame); the next ``logged``
+    summarises what it appended, in place."""
+    from dcgraph.tracer.summary import Summary, SummaryLog
+
+    log = SummaryLog()
+    third = Noted("z", [])
+    list.append(log, third)
+    list.append(log, (third, len))
+    log.logged(1)
+    assert type(log[0]) is Summary and log[1] == (log[0], len) and log[2] == 1
+    watch = weakref.ref(third)
+    del third
+    assert watch() is None
+    list.append(log, [4, 5])
+    log.settle()
+    assert repr(log[3]) == "<list of length 2>"
+    log.settle()                                  # a summary is its own summary
+    assert repr(log[3]) == "<list of length 2>" and len(log) == 4
 
 
 def test_generators_stay_primitive_in_a_summary_run():
