@@ -5,6 +5,8 @@ a reference to another tape by execution-order keys computed once per tape.
 """
 from __future__ import annotations
 
+import inspect
+
 from .nodes import (Argument, Branch, Constant, LintError, NestedCall, Node, Phi, PrimitiveCall,
                    Raise, Return, Tape, Yield)
 
@@ -138,7 +140,8 @@ class _Lint:
 
 
 _ABSENT = object()
-_CO_GENERATOR = 0x20 | 0x80 | 0x200   # frames with segments: generator, coroutine, async gen
+# frames with segments: generator, coroutine, async generator
+_CO_GENERATOR = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 def _names_ok(names) -> bool:

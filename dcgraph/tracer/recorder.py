@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import inspect
 import threading
 import types
 import weakref
@@ -61,7 +62,7 @@ _TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded
 _UNBOUND = (None, None, None)
 _DROPPED = collections.deque(maxlen=0)     # a log that keeps nothing
 
-_CO_RESUMABLE = 0x20 | 0x80 | 0x200    # generator, coroutine, async generator frames
+CO_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _PRIMITIVE = object()   # memo value: the callable runs as it is
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
                         # extension types have none: their construction and calls run in C)
@@ -296,7 +297,7 @@ class Run:
         if not self.operators and guards_operators(fn, self.ctx):
             self.guard_operators()
         copy = instrumented_copy(fn, self.unsupported, self.operators)
-        if copy is not None and fn.__code__.co_flags & _CO_RESUMABLE and (
+        if copy is not None and fn.__code__.co_flags & CO_RESUMABLE and (
                 self.ctx.depth_dependent or self.summary):
             return None
         return copy

@@ -8,6 +8,7 @@ log into the run that made the frame, and into nothing otherwise. None of them m
 """
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 
@@ -15,8 +16,6 @@ from .recorder import _discard, _identity, _state
 
 __all__ = ["starter", "enter_generator", "resumed"]
 
-_CO_COROUTINE = 0x80
-_CO_ASYNC_GENERATOR = 0x200
 _TOO_DEEP_RESUMED = "resumed at the recursion limit: not recorded from there on"
 
 
@@ -26,7 +25,8 @@ def starter(copy: types.FunctionType, info, fn: types.FunctionType):
     frames log into the level of this call (``run.pending``, left by the hook that let it in)."""
     made = info.made_mark
     flags = fn.__code__.co_flags
-    coroutine, asynchronous = bool(flags & _CO_COROUTINE), bool(flags & _CO_ASYNC_GENERATOR)
+    coroutine, asynchronous = bool(flags & inspect.CO_COROUTINE), \
+        bool(flags & inspect.CO_ASYNC_GENERATOR)
 
     def start(*args, **kwargs):
         generator = copy(*args, **kwargs)

@@ -9,7 +9,7 @@ from .context import Context
 from .headroom import narrowed, widened
 from .instrument.versions import check_supported
 from .operator_guards import operator_arguments
-from .recorder import EntryMark, Run
+from .recorder import CO_RESUMABLE, EntryMark, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .screen import screen
@@ -19,7 +19,6 @@ from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 __all__ = ["track", "traced_call"]
 
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
-_RESUMABLE = 0x20 | 0x80 | 0x200   # generator, coroutine, async generator
 _HOOK_FRAMES = 1               # the call hook's frame, at the deepest point (``headroom``)
 
 
@@ -58,7 +57,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         run.guard_operators()
     target = f.__func__ if type(f) is types.MethodType else f
     traced = None
-    if type(target) is types.FunctionType and not target.__code__.co_flags & _RESUMABLE \
+    if type(target) is types.FunctionType and not target.__code__.co_flags & CO_RESUMABLE \
             and not run.ctx.is_primitive(target, 0):    # such a root runs after track
         traced = run.instrumented_function(target)
     call = f

@@ -1,4 +1,6 @@
-"""What the generator test modules share: a call's outcome, and a tape's generator segments."""
+"""What the generator test modules share: a call's outcome, warm traced runs checked against it,
+and a tape's generator segments."""
+import dcgraph
 from dcgraph import NestedCall
 
 
@@ -10,9 +12,24 @@ def outcome(fn, args):
         return ("raised", type(exc), str(exc))
 
 
-def segments(tape, name=None):
-    """The generator segments (nested calls of generator code) under ``tape``, of the
-    generator function ``name`` when given."""
+def warm_runs_match(fn, args, runs: int):
+    """Track ``fn(*args)`` ``runs`` times, asserting each outcome equals the plain call's, then
+    that the plain call is untouched afterwards; returns the last tape, linted. Earlier tapes
+    are dropped as soon as they are checked (an event loop's garbage is cyclic: freed young)."""
+    expected = outcome(fn, args)
+    for k in range(runs):
+        result, tape = dcgraph.track(fn, *args)
+        assert ("ok", result) == expected
+        if k < runs - 1:
+            result = tape = None
+    tape.lint()
+    assert outcome(fn, args) == expected, "instrumented code leaked into a plain call"
+    return tape
+
+
+def segments(tape, name=None, flag=0x20):
+    """The segments (nested calls of code whose flags meet ``flag``: generators by default)
+    under ``tape``, of the function ``name`` when given."""
     return [n for n in tape.walk() if isinstance(n, NestedCall) and n.child.code is not None
-            and n.child.code.co_flags & 0x20
+            and n.child.code.co_flags & flag
             and (name is None or n.child.code.co_name == name)]

@@ -12,12 +12,12 @@ import textwrap
 import pytest
 
 import dcgraph
-from dcgraph import NestedCall, Phi, PrimitiveCall, Yield
+from dcgraph import Phi, PrimitiveCall, Yield
 from dcgraph.ad import grad
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import await_corners as corners  # noqa: E402
-from generator_checks import outcome as _outcome  # noqa: E402
+from generator_checks import outcome as _outcome, segments, warm_runs_match  # noqa: E402
 
 WARM_RUNS = 120
 LOOP_WARM_RUNS = 40     # asyncio.run: a full event loop per run (specialised after 8 or so)
@@ -25,25 +25,14 @@ _RESUMABLE = 0x20 | 0x80 | 0x200      # generator, coroutine, async generator
 
 
 def _segments(tape, name=None, flag=_RESUMABLE):
-    """Segments (nested calls of generator, coroutine or async generator code) under
-    ``tape``, of the function ``name`` when given."""
-    return [n for n in tape.walk() if isinstance(n, NestedCall) and n.child.code is not None
-            and n.child.code.co_flags & flag
-            and (name is None or n.child.code.co_name == name)]
+    """Segments of generator, coroutine or async generator code (``segments``)."""
+    return segments(tape, name, flag)
 
 
 @pytest.mark.parametrize("fn,args", corners.ALL, ids=[f.__name__ for f, _ in corners.ALL])
 def test_await_corner_matches_plain_call(fn, args):
-    expected = _outcome(fn, args)
-    tape = None
     runs = LOOP_WARM_RUNS if "asyncio.run(" in inspect.getsource(fn) else WARM_RUNS
-    for k in range(runs):
-        result, tape = dcgraph.track(fn, *args)
-        assert ("ok", result) == expected
-        if k < runs - 1:     # an event loop's garbage is cyclic: free it while it is young
-            result = tape = None
-    tape.lint()
-    assert _outcome(fn, args) == expected, "instrumented code leaked into a plain call"
+    tape = warm_runs_match(fn, args, runs)
     assert not tape.untraced, {c.co_name: why for c, why in tape.untraced.items()}
     assert _segments(tape, flag=0x80 | 0x200), f"{fn.__name__}: no coroutine segment recorded"
 
@@ -162,15 +151,15 @@ def _run_scaled(x):
 # StopIteration's (a constant, as for a generator's return value)
 SCALED_PRINTOUT = """
     @0: Argument x = 2.0
-    @1: [L157] scaled(@0, 3.0) = <coroutine object scaled>
-    @2: [L157] drive(@1) = ([None], 6.0)
+    @1: [L146] scaled(@0, 3.0) = <coroutine object scaled>
+    @2: [L146] drive(@1) = ([None], 6.0)
         @0: Argument coro = <coroutine object scaled>
         @1: Argument sends = ()
         @2: [L27] yielded = build_list() = [None] (final state, after @7)
         @3: [L28] sends = list(@1) = []
         @4: goto §3 since @3 == False
         @5: φ stack[4] = None (from §3)
-        @6: [L157] next(@[1]) = None
+        @6: [L146] next(@[1]) = None
             @0: Argument x = 2.0
             @1: Argument k = 3.0
             @2: [L37] suspend() = <generator object suspend>
@@ -182,7 +171,7 @@ SCALED_PRINTOUT = """
         @7: [L31] @2.append(@6) ⇒ [None]
         @8: goto §3 since @3 == False
         @9: φ stack[4] = None (from §3)
-        @10: [L157] next(@[1]) = 6.0
+        @10: [L146] next(@[1]) = 6.0
             @0: Argument (sent) = None
             @1: φ stack[1] = @0 (from §2)
             @2: [L37] next(@[2.6.2]) = None
@@ -201,15 +190,15 @@ SCALED_PRINTOUT = """
 # 3.12 and 3.13 end the await at END_SEND, which keeps [iterator, value]: two phis more
 SCALED_PRINTOUT_312 = """
     @0: Argument x = 2.0
-    @1: [L157] scaled(@0, 3.0) = <coroutine object scaled>
-    @2: [L157] drive(@1) = ([None], 6.0)
+    @1: [L146] scaled(@0, 3.0) = <coroutine object scaled>
+    @2: [L146] drive(@1) = ([None], 6.0)
         @0: Argument coro = <coroutine object scaled>
         @1: Argument sends = ()
         @2: [L27] yielded = build_list() = [None] (final state, after @7)
         @3: [L28] sends = list(@1) = []
         @4: goto §3 since @3 == False
         @5: φ stack[4] = None (from §3)
-        @6: [L157] next(@[1]) = None
+        @6: [L146] next(@[1]) = None
             @0: Argument x = 2.0
             @1: Argument k = 3.0
             @2: [L37] suspend() = <generator object suspend>
@@ -221,7 +210,7 @@ SCALED_PRINTOUT_312 = """
         @7: [L31] @2.append(@6) ⇒ [None]
         @8: goto §3 since @3 == False
         @9: φ stack[4] = None (from §3)
-        @10: [L157] next(@[1]) = 6.0
+        @10: [L146] next(@[1]) = 6.0
             @0: Argument (sent) = None
             @1: φ stack[1] = @0 (from §2)
             @2: [L37] next(@[2.6.2]) = None

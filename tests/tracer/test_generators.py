@@ -13,7 +13,7 @@ from dcgraph.analysis import RandomContext, random_variables
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import generator_corners as corners  # noqa: E402
-from generator_checks import outcome as _outcome, segments as _segments  # noqa: E402
+from generator_checks import segments as _segments, warm_runs_match  # noqa: E402
 
 WARM_RUNS = 120
 TRACES_GENERATORS = sys.version_info[:2] in ((3, 11), (3, 12), (3, 13))
@@ -24,13 +24,7 @@ only_traced = pytest.mark.skipif(not TRACES_GENERATORS,
 
 @pytest.mark.parametrize("fn,args", corners.ALL, ids=[f.__name__ for f, _ in corners.ALL])
 def test_generator_corner_matches_plain_call(fn, args):
-    expected = _outcome(fn, args)
-    tape = None
-    for _ in range(WARM_RUNS):
-        result, tape = dcgraph.track(fn, *args)
-        assert ("ok", result) == expected
-    tape.lint()
-    assert _outcome(fn, args) == expected, "instrumented code leaked into a plain call"
+    warm_runs_match(fn, args, WARM_RUNS)
 
 
 @only_traced

@@ -13,7 +13,7 @@ from dcgraph.ad import grad
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import yield_from_corners as corners  # noqa: E402
-from generator_checks import outcome as _outcome, segments as _segments  # noqa: E402
+from generator_checks import segments as _segments, warm_runs_match  # noqa: E402
 
 WARM_RUNS = 120
 TRACED_VERSIONS = ((3, 11), (3, 12), (3, 13))
@@ -23,13 +23,7 @@ traced_here = pytest.mark.skipif(sys.version_info[:2] not in TRACED_VERSIONS,
 
 @pytest.mark.parametrize("fn,args", corners.ALL, ids=[f.__name__ for f, _ in corners.ALL])
 def test_yield_from_corner_matches_plain_call(fn, args):
-    expected = _outcome(fn, args)
-    tape = None
-    for _ in range(WARM_RUNS):
-        result, tape = dcgraph.track(fn, *args)
-        assert ("ok", result) == expected
-    tape.lint()
-    assert _outcome(fn, args) == expected, "instrumented code leaked into a plain call"
+    tape = warm_runs_match(fn, args, WARM_RUNS)
     if sys.version_info[:2] in TRACED_VERSIONS:
         assert not [c for c in tape.untraced if c.co_flags & 0x20], fn.__name__
         assert _segments(tape), f"{fn.__name__}: no generator segment recorded"
