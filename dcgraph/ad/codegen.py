@@ -34,6 +34,7 @@ class GradientCode(ArrayTemplates, JointRules, BackwardEmitter, PathCode):
         self.activity = Sweep(tape, wrt=set(self.wrt))
         self.state: dict = {}            # node -> NONE / MAYBE / SURE, in backward order
         self.owned: set = set()          # nodes whose adjoint is a buffer made this call
+        self.nonzero: dict = {}          # ... made by zeros: node -> positions written
         self.gname: dict = {}            # node -> its adjoint variable (handed-on ones share)
         self.init, self.bwd = [], []
         self.giveable, self.indent, self.cond, self.uses_live = None, "", False, False

@@ -92,6 +92,7 @@ class BackwardEmitter:
         if not self.wants(target):
             return
         self.mark(target)
+        self.nonzero.pop(target, None)   # its buffer's positions: no longer known zero
         st = self.state.get(target, NONE)
         if mode == "array" and st == SURE and target in self.owned and target in self.dense:
             self.emit(f"{self.g(target)} += {expr}")     # into its own buffer
@@ -347,7 +348,7 @@ class BackwardEmitter:
             self.mark(key)
             if type(node.value) is np.ndarray and node not in self.dense:
                 self.emit(f"if _type({g}) is _Sparse: {g} = _dense({self.v(node)}.shape, {g})")
-            self.emit(f"{self.g(a)}[{self.v(key)}] += {g}")
+            self.emit(self.buffer_write(a, self.v(key), g))
             return
         if st == NONE and not self.cond and type(key.value) in (int, slice) \
                 and type(a.value) is np.ndarray and a.value.dtype == np.float64:
@@ -359,6 +360,7 @@ class BackwardEmitter:
             name = self.g(a)
             self.emit(f"{name} = {self.bind(np.zeros, '_zeros')}({a.value.shape!r})")
             self.emit(f"{name}[{self.v(key)}] = {g}")
+            self.buffer_made(a, self.v(key))
             self.state[a] = SURE
             self.fresh.add(a)
             self.dense.add(a)
@@ -369,6 +371,7 @@ class BackwardEmitter:
                      "general")
         else:
             self.mark(a)
+            self.nonzero.pop(a, None)
             name = self.g(a)
             if self.cond and st == NONE:
                 self.init.append(name)

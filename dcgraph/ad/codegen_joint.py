@@ -5,8 +5,14 @@
   call among them (``x |= normal(loc, scale)``: the statement and its factory in one call);
 * scatter: the adjoint of an array argument is zero but at one key (an int or a slice), added
   in place into one buffer per array, as reads ``a[key]`` are (``codegen_backward.array_read``).
+
+A buffer made by ``zeros`` keeps the literal positions written so far (``nonzero``): a write
+at literal positions none of them covers is an assignment (``g0[3] = g``), not ``+=`` (which
+reads and adds a numpy scalar); any other write forgets them (``+=`` from then on).
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -16,6 +22,10 @@ from ..tape import PrimitiveCall
 from .codegen_backward import NONE, SURE, _mode
 
 __all__ = ["JointRules"]
+
+_INT_KEY = re.compile(r"\(?(-?[0-9]+)\)?$")
+_SLICE_KEY = re.compile(r"([0-9]+):([0-9]+)$")
+_MANY = 4096                             # slices longer than this are not tracked
 
 
 class JointRules:
@@ -28,6 +38,42 @@ class JointRules:
             name += "_"
         self.ns[name] = None
         return name
+
+    def positions(self, a, key: str):
+        """The set of positions of ``a``'s buffer (first axis) the literal key text ``key``
+        writes, or None (not literal, or out of range)."""
+        n = a.value.shape[0] if getattr(a.value, "ndim", 0) else 0
+        m = _INT_KEY.match(key)
+        if m is not None:
+            k = int(m.group(1))
+            k += n if k < 0 else 0
+            return {k} if 0 <= k < n else None
+        m = _SLICE_KEY.match(key)
+        if m is not None:
+            lo, hi = int(m.group(1)), min(int(m.group(2)), n)
+            return set(range(lo, hi)) if hi - lo <= _MANY else None
+        return None
+
+    def buffer_made(self, a, key: str) -> None:
+        """``a``'s buffer was made by ``zeros`` and written at ``key`` (see the module)."""
+        pos = self.positions(a, key)
+        if pos is None:
+            self.nonzero.pop(a, None)
+        else:
+            self.nonzero[a] = pos
+
+    def buffer_write(self, a, key: str, value: str) -> str:
+        """The line adding ``value`` into ``a``'s own buffer at ``key``: an assignment where
+        the buffer is known zero there (see the module)."""
+        written, pos = self.nonzero.get(a), self.positions(a, key)
+        if pos is None:
+            self.nonzero.pop(a, None)
+        elif written is not None:
+            fresh = written.isdisjoint(pos)
+            written |= pos
+            if fresh:
+                return f"{self.g(a)}[{key}] = {value}"
+        return f"{self.g(a)}[{key}] += {value}"
 
     def joint_rule(self, node, g, rule) -> bool:
         """One call for the adjoints of the arguments and of those of argument ``p`` when that
@@ -52,6 +98,11 @@ class JointRules:
         a_exprs = [self.v(x) for x in args]
         written = None if form is None else \
             form(Site(self, node, self.ids[node], a_exprs, {}), g, wants)
+        if type(written) is list:        # one expression per wanted target, in order
+            for x, item in zip(targets, written):
+                if item is not None:
+                    self.add(x, item, _mode(x))
+            return True
         if written is None:
             written = f"{self.bind(joint)}({', '.join([repr(wants), g, self.v(node)] + a_exprs)})"
             self.emit(f"{name} = {written}")
@@ -103,10 +154,11 @@ class JointRules:
             self.mark(a)
             self.emit(f"{name} = {self.bind(np.zeros, '_zeros')}({a.value.shape!r})")
             self.emit(f"{name}[{key}] = {part}")
+            self.buffer_made(a, key)
             self.state[a] = SURE
             self.fresh.add(a)
             self.dense.add(a)
             self.owned.add(a)
         else:
-            self.emit(f"{name}[{key}] += {part}")
+            self.emit(self.buffer_write(a, key, part))
         return True

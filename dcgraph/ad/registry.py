@@ -101,9 +101,11 @@ def defscalar(fn, *vjps) -> None:
 
 def defjoint(fn, p: int, joints: dict, inline=None) -> None:
     """Register ``fn``'s joint rules for compiled replay (see the module docstring);
-    ``inline``: inner fn -> ``form(site, g, wants) -> expression | None``, the rule's
+    ``inline``: inner fn -> ``form(site, g, wants) -> expression | list | None``, the rule's
     result (a tuple of one item per adjoint, unpacked) written as code at a call site (``dcgraph.compiled.inline.Site`` of
-    ``fn``'s call), which must equal the rule's."""
+    ``fn``'s call), which must equal the rule's; or a list of one expression per adjoint
+    (None where not wanted), each added as it is, in order (a later item may read a name an
+    earlier one binds)."""
     for joint in joints.values():
         if getattr(joint, "__name__", "<lambda>") == "<lambda>":
             raise TypeError(f"defjoint({primitive_name(fn)}): rules must be named functions")

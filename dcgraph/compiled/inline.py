@@ -13,8 +13,11 @@ their helpers' forms as data (``dcgraph.models.inline_forms``); this package kno
 from __future__ import annotations
 
 import math
+import operator
 
-from ..tape import Argument, Constant
+import numpy as np
+
+from ..tape import Argument, Constant, PrimitiveCall
 from .support import unalias
 
 __all__ = ["definline", "INLINE_FORMS", "Site", "inline_call", "recorded_callee"]
@@ -38,7 +41,8 @@ class Site:
     ask last, once the form will return its lines);
     ``local(base)``: a reserved variable name for scratch values; ``typed(x)``: is argument
     node ``x``'s runtime type the recorded one without a check (literal, an inline form's)?
-    ``users(x)``: the nodes of the path taking node ``x`` as an input or argument source."""
+    ``users(x)``: the nodes of the path taking node ``x`` as an input or argument source;
+    ``typed_item(x)``: a read of a float64 vector typed by one guard of the vector."""
 
     def __init__(self, code, node, k: int, args: list, kwargs: dict):
         self.code, self.node, self.k, self.args, self.kwargs = code, node, k, args, kwargs
@@ -71,6 +75,27 @@ class Site:
                 name += "_"
             self.code.ns[name] = self.code.seen[key] = name
         return name
+
+    def typed_item(self, x) -> list | None:
+        """When argument node ``x`` is a read ``a[i]`` at a known int ``i`` of a float64
+        vector (an ndarray, as recorded): the guard of ``a``'s type, dtype and dimension (the
+        first time on the path; none after), after which ``x`` is a float64 with no check of
+        its own (``typed``); else None."""
+        u = unalias(x)
+        if type(u) is not PrimitiveCall or u.fn is not operator.getitem or len(u.args) != 2 \
+                or u.kwargs or u.fn_node is not None or type(u.value) is not np.float64:
+            return None
+        a, i = u.args
+        if not (self.known(i) and type(i.value) is int and type(a.value) is np.ndarray
+                and a.value.dtype == np.float64 and a.value.ndim == 1):
+            return None
+        self.code.typed.add(u)
+        va = self.code.v(a)
+        if not self.once(("float64 vector", va)):
+            return []
+        test = (f"_type({va}) is not {self.bind(np.ndarray, '_ndarray')} or {va}.ndim != 1 "
+                f"or {va}.dtype != {self.bind(a.value.dtype, '_F8')}")
+        return [self.guard(test)]
 
     def users(self, x) -> list:
         table = self.code.seen.get(("inline users",))

@@ -39,7 +39,7 @@ from .params import ParamSpec, _exp, _identity, _lower, _one, _zero
 from .runtime import (_state, advance, constrain, constrain_scatter, declare, log_jacobian,
                       log_jacobian_scatter, observe)
 
-__all__ = ["FORMS", "float_operand", "float_or_retrace"]
+__all__ = ["FORMS", "STATEMENT_Z", "float_operand", "float_or_retrace"]
 
 _PLAIN = (int, float, bool, str, type(None))
 
@@ -191,16 +191,25 @@ defscatter(constrain, constrain_scatter, 0, inline=_constrain_scatter)
 defscatter(log_jacobian, log_jacobian_scatter, 0, inline=_log_jacobian_scatter)
 
 _HALF_LOG_2PI = 0.5 * LOG_2PI
+#: ``Site.code.seen`` key (with the statement's node) of a written-out normal statement's
+#: ``(z, scale)`` variables: ``z = (x - loc) / scale`` and the scale as a float
+STATEMENT_Z = "normal statement z"
 
 
-def float_operand(site, x, expr, checks: list):
+def float_operand(site, x, expr, checks: list, guards: list | None = None):
     """``float(x)`` as an expression for a float or float64 operand (its runtime type checked
-    into ``checks`` unless fixed), or None for another recorded type."""
+    into ``checks`` unless fixed), or None for another recorded type. With ``guards`` (a
+    forward form's lines), a read ``a[i]`` of a float64 vector needs no check: ``a``'s type
+    is guarded once on the path instead (``Site.typed_item``)."""
     t = type(x.value)
     if t is not float and t is not np.float64:
         return None
     if not site.typed(x):
-        checks.append(f"_type({expr}) is {site.bind(t, '_float' if t is float else '_float64')}")
+        item = site.typed_item(x) if guards is not None else None
+        if item is None:
+            checks.append(f"_type({expr}) is {site.bind(t, '_float' if t is float else '_float64')}")
+        else:
+            guards += item
     return expr if t is float else f"{site.bind(float, '_float')}({expr})"
 
 
@@ -217,36 +226,49 @@ def _scalar_normal(node) -> bool:
 def _observe(site):
     """``x |= normal(loc, scale)`` on floats: ``_normal_statement``'s scalar case written out
     (the call where an operand's type differs, ``scale <= 0`` or the result is NaN, which
-    then raises the statement's error; a call giving no float re-traces: the value is typed)."""
+    then raises the statement's error; a call giving no float re-traces: the value is typed).
+
+    ``z = (x - loc) / scale`` and the scale's float are kept in variables of the statement
+    (``STATEMENT_Z``: the joint form reads them). A scale node's ``log`` and its ``> 0``
+    check are written once per path, at its first statement: later statements of that scale
+    read the log; when the first one's check failed its call raised (normal checks its scale),
+    or, had it returned, the log's variable is unbound and the path errors (and is traced)."""
     node = site.node
     x, d, line = node.args
     inner = unalias(d)
     if not _scalar_normal(node) or not site.known(line):
         return None
     checks: list = []
+    guards: list = []
     loc, scale = inner.args
-    operands = [float_operand(site, a, site.code.v(a), checks) for a in (x, loc, scale)]
-    if None in operands:
-        return None
-    xs, ls, ss = operands
+    xs, ls, ss = [float_operand(site, a, site.code.v(a), checks, guards) for a in (x, loc, scale)]
+    shared = None
     if site.known(scale) and type(scale.value) is float and scale.value > 0:
         log_scale = site.literal(math.log(scale.value))
+    elif ss.isidentifier() and not checks:     # a float variable: its log once per path
+        shared = site.local(f"_log_{ss}")
+        if site.once(("log of scale", ss)):
+            checks.append(f"{ss} > 0")
+            log_scale = f"({shared} := {site.bind(math.log, '_log')}({ss}))"
+        else:
+            log_scale = shared
     else:
         if not ss.isidentifier():            # ``float(scale)`` once, in the check
-            sc = site.local("_s")
+            sc = site.local(f"_s{site.k}")
             checks.append(f"({sc} := {ss}) > 0")
             ss = sc
         else:
             checks.append(f"{ss} > 0")
         log_scale = f"{site.bind(math.log, '_log')}({ss})"
-    z, v = site.local("_z"), f"v{site.k}"
+    z, v = site.local(f"_z{site.k}"), f"v{site.k}"
+    site.code.seen[STATEMENT_Z, node] = (z, ss)
     value = f"-0.5 * ({z} := ({xs} - {ls}) / {ss}) * {z} - {log_scale} - " \
             f"{site.literal(_HALF_LOG_2PI)}"
     call = f"{site.bind(float_or_retrace, '_float_or_retrace')}(" \
            f"{site.bind(observe, '_observe')}({', '.join(site.args)}), {site.k})"
     line0 = f"{v} = {value} if {' and '.join(checks)} else {call}" if checks else \
         f"{v} = {value}"
-    return [line0, f"if {v} != {v}: {v} = {call}"], v, "typed"
+    return guards + [line0, f"if {v} != {v}: {v} = {call}"], v, "typed"
 
 
 def float_or_retrace(value, k: int) -> float:

@@ -21,7 +21,7 @@ from ..ad import defjoint
 from ..ad.values import unbroadcast
 from ..compiled.support import unalias
 from .distributions import FACTORIES, DistExpr, normal
-from .inline_forms import float_operand
+from .inline_forms import STATEMENT_Z, float_operand
 from .runtime import StatementError, observe
 
 __all__ = ["JOINTS", "STATEMENT_JOINTS", "generic_joint", "observe_joint"]
@@ -132,10 +132,17 @@ _NAME_OR_NUMBER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|\(?-?[0-9.]+(e[-+]?[0-9]+
 def normal_joint_form(site, g: str, wants: tuple):
     """``observe_normal_joint`` of floats written out for compiled replay (``defjoint``'s
     inline form; the call where an operand's type differs): ``r = x - loc``,
-    ``iz = r / scale / scale``, adjoints ``(-iz, None, iz, (r * iz - 1) / scale)``."""
+    ``iz = r / scale / scale``, adjoints ``(-iz, None, iz, (r * iz - 1) / scale)``; from the
+    forward form's ``z = (x - loc) / scale`` when the statement was written out
+    (``STATEMENT_Z``): ``iz = z / scale``, the scale's ``(z * z - 1) / scale``."""
     x, d, line = site.node.args
     if g != "1.0":
         return None
+    kept = site.code.seen.get((STATEMENT_Z, site.node))
+    if kept is not None:                 # the items as they are: no tuple
+        z, sc = kept
+        iz = site.local("_iz")
+        return _adjoints(wants, f"({iz} := {z} / {sc})", iz, f"({z} * {z} - 1.0) / {sc}")
     checks: list = []
     operands = [float_operand(site, a, site.code.v(a), checks)
                 for a in (x, *unalias(d).args)]
@@ -145,20 +152,33 @@ def normal_joint_form(site, g: str, wants: tuple):
     r, iz = site.local("_r"), site.local("_iz")
     sc = ss if _NAME_OR_NUMBER.match(ss) else site.local("_sc")   # else its float() once
     bound = sc if sc == ss else f"({sc} := {ss})"
-    defined = f"({iz} := ({r} := {xs} - {ls}) / {bound} / {sc})"
-    items = []                           # the wanted adjoints; the first defines r, iz, sc
-    for k, item in enumerate(("-{iz}", "None", "{iz}", "({iz} * {r} - 1.0) / {sc}")):
-        if not wants[k] or k == 1:
-            items.append("None")
-            continue
-        items.append(item.format(iz=iz if len(items) > items.count("None") else defined,
-                                 r=r, sc=sc))
-    value = f"({', '.join(items)})"
+    items = _adjoints(wants, f"({iz} := ({r} := {xs} - {ls}) / {bound} / {sc})", iz,
+                      f"({iz} * {r} - 1.0) / {sc}")
     if not checks:
-        return value
+        return items
+    value = f"({', '.join('None' if a is None else a for a in items)})"
     call = f"{site.bind(observe_normal_joint, 'observe_normal_joint')}" \
            f"({', '.join([repr(wants), g, site.code.v(site.node)] + site.args)})"
     return f"{value} if {' and '.join(checks)} else {call}"
+
+
+def _adjoints(wants, defined: str, iz: str, scale: str) -> list:
+    """The wanted adjoints ``[-iz, None, iz, scale]`` (None where not wanted), in order; the
+    first of ``iz``'s uses is ``defined``, the expression binding it (``iz`` read once:
+    its value, ``defined`` without the binding)."""
+    uses = [k for k in (0, 2) if wants[k]] + ([3] if wants[3] and iz in scale else [])
+    if len(uses) == 1 and uses[0] != 3:
+        defined = defined[len(f"({iz} := "):-1]
+    items, first = [], True
+    for k in range(4):
+        if not wants[k] or k == 1:
+            items.append(None)
+        elif k == 3:
+            items.append(scale.replace(iz, defined, 1) if first and iz in scale else scale)
+        else:
+            items.append(("-" if k == 0 else "") + (defined if first else iz))
+            first = False
+    return items
 
 
 #: factory -> the joint rule of a statement on its expression
