@@ -121,14 +121,41 @@ def _array_data(args, kwargs):
     return arrays
 
 
-def _fresh_entry(path, binding):
-    """``(path, k, fresh)`` when ``path`` hands back ``theta``'s whole gradient as its ``k``-th
-    adjoint (``fresh``: made by each call, no copy needed), else None."""
+def _fast_call(bound, path, binding):
+    """``theta -> (value, gradient) | None``: ``path`` called directly while the arrays
+    among ``bound``'s data keep the shapes and dtypes its structure key was computed for
+    (None: a guard failed, the path raised or gave no float gradient of ``theta``'s shape;
+    the caller goes through the cache). None when ``path`` does not hand back ``theta``'s
+    whole gradient or some argument is a container. Written as code: the arrays' checks
+    without a loop (the text holds generated names only)."""
     node, pos = binding.slots[0]
-    if pos is not None or node not in path.wrt:
+    arrays = bound._arrays
+    if pos is not None or node not in path.wrt or arrays is None:
         return None
     k = path.wrt.index(node)
-    return path, k, path.fresh[k]
+    names = {"fn": path._fn, "kwargs": bound.kwargs, "shape": bound._shape,
+             "cache": bound._vg.compiled, "stats": bound._vg.compiled.stats, "F8": _F8,
+             "ndarray": np.ndarray, "Exception": Exception, "float": float, "type": type}
+    tests = []
+    for i, (a, a_shape, a_dtype) in enumerate(arrays):
+        names[f"a{i}"], names[f"s{i}"], names[f"d{i}"] = a, a_shape, a_dtype
+        tests.append(f"a{i}.shape != s{i} or a{i}.dtype is not d{i}")
+    args = []
+    for i, x in enumerate(bound.args):
+        names[f"x{i}"] = x
+        args.append(f"x{i}, ")
+    grad = "grad" if path.fresh[k] else "grad.copy()"
+    source = (f"def call(theta):\n"
+              + (f"    if {' or '.join(tests)}:\n        return None\n" if tests else "")
+              + f"    try:\n        value, adjoints = fn((theta, {''.join(args)}), kwargs)\n"
+              f"        grad = adjoints[{k}]\n"
+              f"    except Exception:\n        return None\n"
+              f"    if type(grad) is ndarray and grad.shape == shape and "
+              f"(grad.dtype is F8 or grad.dtype == F8) and cache.enabled:\n"
+              f"        stats['hits'] += 1\n        return float(value), {grad}\n"
+              f"    return None\n")
+    exec(compile(source, "<dcgraph.models fast call>", "exec"), names)
+    return names["call"]
 
 
 def _model_by_name(module: str, qualname: str) -> Model:
@@ -190,20 +217,20 @@ class BoundModel:
         self.continuous = np.setdiff1d(np.arange(self.dim), self.discrete)
         self._shape = (self.dim,)
         self._vg = value_and_grad(self._fn, argnums=0)
-        self._direct, self._entry = False, None
+        self._direct, self._fast = False, None
         self._key, self._arrays = None, _array_data(args, kwargs)
 
     def __getstate__(self):
         """Pickles without the compiled function and gradient cache (rebuilt on load)."""
         state = dict(self.__dict__)
-        del state["_fn"], state["_vg"], state["_key"], state["_entry"]
+        del state["_fn"], state["_vg"], state["_key"], state["_fast"]
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._fn = self.model.rewritten.function
         self._vg = value_and_grad(self._fn, argnums=0)
-        self._direct, self._key, self._entry = False, None, None
+        self._direct, self._key, self._fast = False, None, None
 
     def _starts(self):
         at = 0
@@ -252,30 +279,18 @@ class BoundModel:
 
     def logdensity_and_grad(self, theta):
         """``(logdensity(theta), its gradient)`` by ``dcgraph.value_and_grad``: the compiled path
-        of the last hit is called directly (``_entry = (path, k, fresh)``: ``theta``'s gradient
-        is its ``k``-th adjoint, made by each call if ``fresh``) while its guards hold and it
-        gives a float gradient of ``theta``'s shape, then the paths of its cache (which count
-        guard failures and errors), then ``value_and_grad`` (which traces)."""
+        of the last hit is called directly while its guards hold and it
+        gives a float gradient of ``theta``'s shape (``_fast``, see ``_fast_call``), then the
+        paths of its cache (which count guard failures and errors), then ``value_and_grad``
+        (which traces)."""
         if type(theta) is not np.ndarray or theta.dtype is not _F8 or theta.shape != self._shape:
             theta = self._vector(theta)
-        entry = self._entry
-        if entry is not None:                          # ``_same_data``, inline
-            for a, shape, dtype in self._arrays or ((None, None, None),):
-                if a is None or a.shape != shape or a.dtype is not dtype:
-                    entry = self._entry = None
-                    break
-        if entry is not None:
-            cg, k, fresh = entry
-            try:
-                value, adjoints = cg._fn((theta, *self.args), self.kwargs)
-                grad = adjoints[k]
-            except Exception:            # a guard failed, or an error the cache reports
-                grad = None
-            if type(grad) is np.ndarray and grad.shape == self._shape and \
-                    (grad.dtype is _F8 or grad.dtype == _F8) and self._vg.compiled.enabled:
-                self._vg.compiled.stats["hits"] += 1
-                return float(value), grad if fresh else grad.copy()
-            self._entry = None
+        fast = self._fast
+        if fast is not None:
+            hit = fast(theta)
+            if hit is not None:
+                return hit
+            self._fast = None
         if self._direct:
             hit = self._direct_hit(theta)
             if hit is not None:
@@ -314,7 +329,7 @@ class BoundModel:
         grad = path.gradient(adjoints, 0, args, binding)     # a fresh array (never shared)
         if type(grad) is not np.ndarray or grad.dtype != np.float64:
             grad = np.zeros(self.dim) if grad is None else np.asarray(grad, dtype=float)
-        self._entry = _fresh_entry(path, binding)
+        self._fast = _fast_call(self, path, binding)
         return float(value), grad
 
     @property
