@@ -73,6 +73,7 @@ class PathCode:
         self.seen: dict = {}             # reads done once: globals, list items, name guards
         self.fixed: set = set()          # calls an inline form gave as their recorded value
         self.typed: set = set()          # calls an inline form gave with the recorded type
+        self.closing: list = []          # ``() -> lines`` after the forward code (inline forms)
 
     def bind(self, obj, hint: str = "") -> str:
         """The namespace name bound to ``obj`` (its own name when usable; ``hint``s are ours)."""
@@ -146,6 +147,7 @@ class PathCode:
                 if calls and len(stack) == len(calls):
                     self.events.append((calls.pop(), DONE))
         chunks = [self.forward(node, phase) for node, phase in self.events]
+        closing = [line for make in self.closing for line in make()]
         ret = self.tape.returned.inputs[0]
         result = self.v(ret)
         tail, out = self.tail(ret, result)
@@ -165,7 +167,7 @@ class PathCode:
                     guarded.add(test)
                     lines.append(f"if {test}: raise _GF({self.ids[node]})")
             known.add(node)
-        lines += tail + [f"return {out}"]
+        lines += closing + tail + [f"return {out}"]
         big = {name for node, k in self.ids.items() if type(node.value) is np.ndarray
                and node.value.nbytes >= _BIG for name in self.names_of(node, k)}
         return lines, self.ns, list(self.ids), big

@@ -42,7 +42,8 @@ class Site:
     ``local(base)``: a reserved variable name for scratch values; ``typed(x)``: is argument
     node ``x``'s runtime type the recorded one without a check (literal, an inline form's)?
     ``users(x)``: the nodes of the path taking node ``x`` as an input or argument source;
-    ``typed_item(x)``: a read of a float64 vector typed by one guard of the vector."""
+    ``typed_item(x)``: a read of a float64 vector typed by one guard of the vector;
+    ``closing(make)``: lines after the forward code."""
 
     def __init__(self, code, node, k: int, args: list, kwargs: dict):
         self.code, self.node, self.k, self.args, self.kwargs = code, node, k, args, kwargs
@@ -96,6 +97,11 @@ class Site:
         test = (f"_type({va}) is not {self.bind(np.ndarray, '_ndarray')} or {va}.ndim != 1 "
                 f"or {va}.dtype != {self.bind(a.value.dtype, '_F8')}")
         return [self.guard(test)]
+
+    def closing(self, make) -> None:
+        """Call ``make() -> lines`` once the forward code is written: its lines run after it
+        (before any backward code); they may read every value of the path."""
+        self.code.closing.append(make)
 
     def users(self, x) -> list:
         table = self.code.seen.get(("inline users",))

@@ -25,6 +25,7 @@ Each form gives exactly the helper's value for the arguments its guards pass.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -32,7 +33,7 @@ from ..ad import defscatter
 from ..compiled import GuardFailed
 from ..compiled.inline import definline
 from ..compiled.support import unalias
-from ..tape import PrimitiveCall
+from ..tape import Phi, PrimitiveCall
 from .distributions import FACTORIES, FAMILIES, DistExpr, normal
 from .fastpaths import LOG_2PI
 from .params import ParamSpec, _exp, _identity, _lower, _one, _zero
@@ -194,6 +195,7 @@ _HALF_LOG_2PI = 0.5 * LOG_2PI
 #: ``Site.code.seen`` key (with the statement's node) of a written-out normal statement's
 #: ``(z, scale)`` variables: ``z = (x - loc) / scale`` and the scale as a float
 STATEMENT_Z = "normal statement z"
+_NAN_TESTS, _REACHES = ("models: NaN tests",), ("models: reaches the returned value",)
 
 
 def float_operand(site, x, expr, checks: list, guards: list | None = None):
@@ -268,7 +270,55 @@ def _observe(site):
            f"{site.bind(observe, '_observe')}({', '.join(site.args)}), {site.k})"
     line0 = f"{v} = {value} if {' and '.join(checks)} else {call}" if checks else \
         f"{v} = {value}"
-    return guards + [line0, f"if {v} != {v}: {v} = {call}"], v, "typed"
+    nan_test = f"if {v} != {v}: {v} = {call}"
+    if not _reaches_return(site, node):
+        return guards + [line0, nan_test], v, "typed"
+    _nan_tests(site).append(nan_test)
+    return guards + [line0], v, "typed"
+
+
+def _nan_tests(site) -> list:
+    """The NaN tests of statements whose values reach the returned value by additions, run
+    in order after the forward code only when that value is NaN (their calls raise the
+    first NaN statement's error; a NaN total none of them explains is returned)."""
+    tests = site.code.seen.get(_NAN_TESTS)
+    if tests is None:
+        tests = site.code.seen[_NAN_TESTS] = []
+        ret, code = site.code.tape.returned.inputs[0], site.code
+
+        def block():
+            total = code.v(ret)
+            return [f"if {total} != {total}:"] + ["    " + t for t in tests] if tests else []
+        site.closing(block)
+    return tests
+
+
+def _reaches_return(site, node) -> bool:
+    """Does the float ``node`` reach the path's returned value only through float additions
+    (``lp = lp + observe(...)``: a NaN in it makes the returned value NaN)?"""
+    memo = site.code.seen.setdefault(_REACHES, {})
+    target = unalias(site.code.tape.returned.inputs[0])
+    chain, u, found = [], node, False
+    while True:
+        if u is target:
+            found = True
+            break
+        if u in memo:
+            found = memo[u]
+            break
+        chain.append(u)
+        users = site.users(u)
+        if len(users) != 1:
+            break
+        nxt = users[0]
+        if not (type(nxt) is Phi or (type(nxt) is PrimitiveCall and nxt.mutates is None and
+                                     (nxt.fn is operator.add or nxt.fn is operator.iadd)
+                                     and type(nxt.value) is float and not nxt.kwargs)):
+            break
+        u = nxt
+    for c in chain:
+        memo[c] = found
+    return found
 
 
 def float_or_retrace(value, k: int) -> float:
