@@ -117,3 +117,31 @@ def test_list_gradients_keep_the_element_types():
             assert value == 5.25 and g == [2.0, -4.0, 1.0]
             assert [type(v) for v in g] == [type(v) for v in p]
         assert vg.compiled.stats["hits"] == 1
+
+
+def distinct_reads(x):
+    return x[0] * x[1] + x[0] + x[-1] * 2.0 + x[2]
+
+
+def one_position_two_ways(x):
+    return x[4] * 3.0 + x[-1]                # -1 is 4: the second write adds
+
+
+def slice_then_item(x):
+    return x[1] + np.sum(x[0:3])             # the slice's positions are not tracked: adds
+
+
+@pytest.mark.parametrize("f, want, adds", [
+    (distinct_reads, lambda x: np.array([x[1] + 1.0, x[0], 1.0, 0.0, 2.0]), 1),
+    (one_position_two_ways, lambda x: np.array([0.0, 0.0, 0.0, 0.0, 4.0]), 1),
+    (slice_then_item, lambda x: np.array([1.0, 2.0, 1.0, 0.0, 0.0]), 1)])
+def test_a_zeros_buffer_is_assigned_where_no_literal_read_wrote_yet(f, want, adds):
+    x = np.array([1.5, -2.0, 0.5, 3.0, 0.25])
+    value, grads, tape, binding, wrt = reference(f, (x,), (0,))
+    cg = compile_gradient(tape, wrt, (x,), {}, f, _scalar_seed)
+    assert cg.source.count("] += ") == adds          # only where a position repeats (or unknown)
+    for s in (1.0, -2.0):
+        new = (x * s,)
+        got_value, adj = cg(new, {})
+        assert got_value == f(x * s)
+        np.testing.assert_array_equal(binding.gradient(adj, 0, new), want(x * s))

@@ -252,3 +252,41 @@ def test_a_statement_call_giving_no_float_re_traces():
         with pytest.raises(GuardFailed) as failed:
             float_or_retrace(other, 7)
         assert failed.value.args[0] == 7
+
+
+def test_a_scale_s_log_data_reads_and_nan_tests_are_written_once_per_path():
+    y, sigma = np.array([28.0, 8.0, -3.0, 7.0]), np.array([15.0, 10.0, 16.0, 11.0])
+    fused, ref = groups(y, sigma), groups(y, sigma)
+    ref.gradient_cache.disable("the reference: the traced sweep")
+    theta = np.linspace(-0.4, 0.5, fused.dim)
+    for _ in range(4):
+        fused.logdensity_and_grad(theta)
+    path = only_path(fused)
+    source = path.source
+    shared = re.findall(r"\((_log_v[0-9]+) := _log\(", source)    # tau's log: once, then read
+    assert len(shared) == 1 and source.count(shared[0]) == len(y)
+    assert "_float64" not in source                   # y[j], sigma[j]: typed by two guards
+    assert len(re.findall(r"\.ndim != 1 or v[0-9]+\.dtype != _F8: raise", source)) == 2
+    nan_tests = re.findall(r"^ +if (v[0-9]+) != \1:(.*)$", source, re.M)
+    assert len(nan_tests) == 1 + 2 + 2 * len(y) and nan_tests[0][1] == ""   # one block
+    with pytest.raises(GuardFailed):                  # another dtype of the data: re-traced
+        path((theta, y.astype(np.float32), sigma), {})
+    assert fused.logdensity_and_grad(theta)[0] == ref.logdensity_and_grad(theta)[0]
+    for k, bad, message, where in ((1, -1e4, "positive", "theta |= normal(mu, tau)"),
+                                   (0, np.nan, "NaN", "mu |= normal(0.0, 5.0)"),
+                                   (2, np.nan, "NaN", "theta |= normal(mu, tau)"),
+                                   (5, np.nan, "NaN", "theta |= normal(mu, tau)")):
+        t = theta.copy()
+        t[k] = bad                                    # tau = 0.0; NaN mu; NaN theta[0], [3]
+        with pytest.raises(ValueError, match=message) as compiled_error:
+            fused.logdensity_and_grad(t)
+        with pytest.raises(ValueError, match=message) as traced_error:
+            ref.logdensity_and_grad(t)
+        said = [str(e.value) + "".join(getattr(e.value, "__notes__", []))
+                for e in (compiled_error, traced_error)]
+        assert said[0] == said[1] and where in said[0]
+    t = theta.copy()
+    t[3] = np.inf                                     # -inf, not NaN: no error
+    (v1, g1), (v2, g2) = fused.logdensity_and_grad(t), ref.logdensity_and_grad(t)
+    assert v1 == v2 == -np.inf
+    assert fused.logdensity_and_grad(theta)[0] == ref.logdensity_and_grad(theta)[0]
