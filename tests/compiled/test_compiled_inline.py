@@ -92,3 +92,57 @@ def test_a_global_callee_is_tested_once_where_it_is_read():
     cp = compile_path(tape, (0.7, 2))
     assert cp.source.count("is not scaled") == 1
     assert cp((0.4, 2), {}) == uses_scaled(0.4, 2)
+
+
+def fabs_form(site):
+    """``fabs(y[i])`` of a float64 vector's item: ``abs(float(y[i]))``, the vector's type guarded
+    once; a line after the forward code re-traces when the total is NaN."""
+    guards = site.typed_item(site.node.args[0])
+    if guards is None:
+        return None
+    if site.once("total test"):
+        ret = site.code.tape.returned.inputs[0]
+        site.closing(lambda: [f"if {site.code.v(ret)} != {site.code.v(ret)}: raise _GF(-2)"])
+    return guards + [f"v{site.k} = abs({site.bind(float, '_float')}({site.args[0]}))"], \
+        f"v{site.k}", "typed"
+
+
+def uses_fabs(y):
+    return math.fabs(y[0]) + math.fabs(y[-1])
+
+
+EXPECTED_FABS = """\
+def compiled(_a, _kw):
+    try:
+        v0 = _a[0]
+        v1 = v0[0]
+        if _type(v0) is not _ndarray or v0.ndim != 1 or v0.dtype != _F8: raise _GF(2)
+        v2 = abs(_float(v1))
+        v1 = v0[(-1)]
+        v0 = abs(_float(v1))
+        v1 = v2 + v0
+        if v1 != v1: raise _GF(-2)
+        return v1
+    except StopIteration:           # an iterator ran out early
+        raise _GF(-1) from None
+"""
+
+
+def test_a_vector_read_is_typed_by_one_guard_and_closing_lines_follow_the_forward_code():
+    import numpy as np
+    definline(math.fabs, fabs_form)
+    try:
+        y = np.array([-1.5, 2.0, -0.25])
+        _, tape = dcgraph.track(uses_fabs, y)
+        tape.lint()
+        cp = compile_path(tape, (y,))
+    finally:
+        INLINE_FORMS.pop(math.fabs)
+    assert cp.source == EXPECTED_FABS               # no type guard after each read
+    assert cp((y,), {}) == 1.75 and type(cp((y,), {})) is float
+    assert cp((np.array([3.0, -4.0]),), {}) == 7.0
+    for other in (y.astype(np.float32), y.reshape(1, 3), [1.0, 2.0]):
+        with pytest.raises(GuardFailed):
+            cp((other,), {})
+    with pytest.raises(GuardFailed):                 # the closing line
+        cp((np.array([np.nan, 1.0]),), {})
