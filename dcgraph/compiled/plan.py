@@ -3,7 +3,8 @@
 ``plan(tape, f, nargs, kwnames)`` maps each root ``Argument`` to a function of the code
 generator giving the expression of its value over ``_a`` (positional) and ``_kw`` (keyword
 arguments), and each global or closure ``Constant`` to one that reads the name again (so a
-rebound global fails a guard). ``structure_key(args, kwargs)`` is the hashable description of
+rebound global fails a guard; not the cells a function's ``FIXED_CELLS`` attribute names).
+``structure_key(args, kwargs)`` is the hashable description of
 a call that paths are cached by: leaf types, array shapes and dtypes, lengths, dict keys.
 """
 from __future__ import annotations
@@ -15,9 +16,13 @@ import numpy as np
 from ..tape import Constant, PrimitiveCall
 from .support import NotCompilable
 
-__all__ = ["plan", "structure", "structure_key", "NO_VALUE"]
+__all__ = ["plan", "structure", "structure_key", "NO_VALUE", "FIXED_CELLS"]
 
 NO_VALUE = object()
+#: function attribute: the names of its closure cells that nothing rebinds (a layer that makes
+#: a function with cells of generated names, only its own code reads, may set it): read once,
+#: when compiling, not again on each call
+FIXED_CELLS = "__dcgraph_fixed_cells__"
 
 
 def plan(tape, f, nargs: int, kwnames: tuple) -> dict:
@@ -74,6 +79,8 @@ def _origin(node):
         return None
     code = fn.__code__
     if name in code.co_freevars and fn.__closure__:
+        if name in getattr(fn, FIXED_CELLS, ()):
+            return None                # cells the function's maker never rebinds: as read
         cell = fn.__closure__[code.co_freevars.index(name)]
         try:
             if cell.cell_contents is value:

@@ -24,6 +24,7 @@ import linecache
 import textwrap
 import types
 
+from ..compiled.plan import FIXED_CELLS
 from ..dist import Distribution
 from .distributions import FACTORIES
 from .params import ModelError, param as _param
@@ -211,5 +212,6 @@ def rewrite(fn, found=None) -> Rewritten:
                                   closure or None)
     function.__kwdefaults__ = fn.__kwdefaults__
     function.__qualname__ = fn.__qualname__
+    setattr(function, FIXED_CELLS, frozenset(HELPERS))     # made here, never rebound
     return Rewritten(function, transformer.statements, transformer.params, filename,
                      {first + k: text for k, text in enumerate(lines)})

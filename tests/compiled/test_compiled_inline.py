@@ -146,3 +146,26 @@ def test_a_vector_read_is_typed_by_one_guard_and_closing_lines_follow_the_forwar
             cp((other,), {})
     with pytest.raises(GuardFailed):                 # the closing line
         cp((np.array([np.nan, 1.0]),), {})
+
+
+def closure_reading(k):
+    def f(x):
+        return x * k
+    return f
+
+
+def test_cells_a_function_names_fixed_are_read_once_and_others_each_call():
+    from dcgraph.compiled.plan import FIXED_CELLS
+    plain, fixed = closure_reading(3.0), closure_reading(3.0)
+    setattr(fixed, FIXED_CELLS, frozenset({"k"}))
+    paths = []
+    for f in (plain, fixed):
+        _, tape = dcgraph.track(f, 2.0)
+        tape.lint()
+        paths.append(compile_path(tape, (2.0,), f=f))
+        assert paths[-1]((5.0,), {}) == 15.0
+    assert paths[0].source.count(".cell_contents") == 1
+    assert ".cell_contents" not in paths[1].source
+    plain.__closure__[0].cell_contents = 4.0          # a rebound cell: its guard fails
+    with pytest.raises(GuardFailed):
+        paths[0]((5.0,), {})
