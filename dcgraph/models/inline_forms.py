@@ -230,11 +230,13 @@ def _observe(site):
     (the call where an operand's type differs, ``scale <= 0`` or the result is NaN, which
     then raises the statement's error; a call giving no float re-traces: the value is typed).
 
+    When the operands' types need no test, the call stands in only for a scale that is not
+    positive (normal's check raises) or a NaN result (the call raises): then
     ``z = (x - loc) / scale`` and the scale's float are kept in variables of the statement
-    (``STATEMENT_Z``: the joint form reads them). A scale node's ``log`` and its ``> 0``
-    check are written once per path, at its first statement: later statements of that scale
-    read the log; when the first one's check failed its call raised (normal checks its scale),
-    or, had it returned, the log's variable is unbound and the path errors (and is traced)."""
+    (``STATEMENT_Z``: the joint form reads them), and a scale node's ``log`` and ``> 0``
+    check are written once per path, at its first statement (later statements of that scale
+    read the log; had the first one's call returned, the unbound variable would make the path
+    raise, and be traced)."""
     node = site.node
     x, d, line = node.args
     inner = unalias(d)
@@ -244,10 +246,10 @@ def _observe(site):
     guards: list = []
     loc, scale = inner.args
     xs, ls, ss = [float_operand(site, a, site.code.v(a), checks, guards) for a in (x, loc, scale)]
-    shared = None
+    typed = not checks                   # else a call may stand for the formulas: no z kept
     if site.known(scale) and type(scale.value) is float and scale.value > 0:
         log_scale = site.literal(math.log(scale.value))
-    elif ss.isidentifier() and not checks:     # a float variable: its log once per path
+    elif ss.isidentifier() and typed:    # a float variable: its log once per path
         shared = site.local(f"_log_{ss}")
         if site.once(("log of scale", ss)):
             checks.append(f"{ss} > 0")
@@ -263,7 +265,8 @@ def _observe(site):
             checks.append(f"{ss} > 0")
         log_scale = f"{site.bind(math.log, '_log')}({ss})"
     z, v = site.local(f"_z{site.k}"), f"v{site.k}"
-    site.code.seen[STATEMENT_Z, node] = (z, ss)
+    if typed:                            # the call stands in only where it raises
+        site.code.seen[STATEMENT_Z, node] = (z, ss)
     value = f"-0.5 * ({z} := ({xs} - {ls}) / {ss}) * {z} - {log_scale} - " \
             f"{site.literal(_HALF_LOG_2PI)}"
     call = f"{site.bind(float_or_retrace, '_float_or_retrace')}(" \

@@ -290,3 +290,19 @@ def test_a_scale_s_log_data_reads_and_nan_tests_are_written_once_per_path():
     (v1, g1), (v2, g2) = fused.logdensity_and_grad(t), ref.logdensity_and_grad(t)
     assert v1 == v2 == -np.inf
     assert fused.logdensity_and_grad(theta)[0] == ref.logdensity_and_grad(theta)[0]
+
+
+def test_statements_on_list_items_keep_their_type_tests_and_equal_the_sweep():
+    y, sigma = [28.0, 8.0, -3.0], [15.0, 10.0, 16.0]      # float items: tested where used
+    fused, ref = groups(y, sigma), groups(y, sigma)
+    ref.gradient_cache.disable("the reference: the traced sweep")
+    rng = np.random.default_rng(6)
+    for t in [0.5 * rng.normal(size=fused.dim) for _ in range(5)]:
+        (v1, g1), (v2, g2) = fused.logdensity_and_grad(t), ref.logdensity_and_grad(t)
+        assert v1 == v2 and v1 == pytest.approx(groups_by_hand(t, np.array(y), np.array(sigma)),
+                                                rel=1e-12)
+        np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-12)
+    source = only_path(fused).source
+    assert fused.gradient_cache.stats["hits"] >= 3 and fused.gradient_cache.stats["errors"] == 0
+    assert len(statement_zs(source)) == 2 + 2 * len(y)
+    assert source.count("else observe_normal_joint(") == len(y)   # the data statements' joints
