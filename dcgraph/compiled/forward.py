@@ -8,7 +8,8 @@ elsewhere (branches, loop exits, caught exceptions of another class, rebound glo
 callables, value types that later code relies on). Int arithmetic on ints known when compiling
 (literals, steps of constant ranges) is folded, and items of tuple displays are read directly
 (unpacking). A ``raise`` in traced code is not executed:
-the path already continues at the handler that caught it, whose match is guarded.
+the path already continues at the handler that caught it, whose match is guarded. Inline
+forms may add lines that run after the forward code (``closing``, ``inline.Site.closing``).
 
 Subclasses add a backward pass (``dcgraph.ad.codegen.GradientCode``) through three hooks:
 ``tail(ret, result)`` (lines after the forward code and the returned expression),
