@@ -29,6 +29,8 @@ from ...infer.adaptation import EARLY_WINDOWS
 from .blanket import NodeState
 from .components import nuts_blocks
 from .conjugate import conjugacy
+from .collapsed import CollapsedSlice, pairs
+from .conjugate_groups import grouped
 from .discrete import EnumerationSampler
 from .interweave import Interweave, scale_groups
 from .nodes import EnumerationUpdate, NodeGibbs, NodeKernel
@@ -122,7 +124,8 @@ def _part_rules(model, state, slot, sampler):
     rules = [conjugacy(state, n) for n in nodes]
     if any(r is None for r in rules) or len({r.name for r in rules}) != 1:
         return None
-    return list(zip(nodes, rules))
+    group = grouped(state, list(zip(nodes, rules)))
+    return [(tuple(nodes), group)] if group is not None else list(zip(nodes, rules))
 
 
 def assign(model, target, sampler: str = "auto") -> Assignment:
@@ -140,12 +143,23 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
         update = SliceUpdate()
         for j in _sliced(model, state, [order[k] for k in left]):
             part_rules[left[j]] = [(n, update) for n in _nodes(model, order[left[j]][1])]
-    for (p, slot), rules in zip(order, part_rules):
+    partner = _collapse(state, order, part_rules) if sampler == "auto" else {}
+    for k, ((p, slot), rules) in enumerate(zip(order, part_rules)):
         idx = np.arange(slot.start, slot.stop) + (model.dim if slot.discrete else 0)
         if rules is not None:
-            rows.append((rules[0][1].name, (_node_label(p),)))
-            updates.extend(rules)
             node_parts.append((slot, idx))
+            if k in partner.values():
+                continue                     # drawn with its sliced node (below)
+            vectorised = (" (vectorised)" if getattr(rules[0][1], "grouped", False)
+                          and len(rules[0][0]) > 1 else "")
+            if k in partner:
+                j = partner[k]
+                other = _node_label(order[j][0])
+                rows.append((f"slice ({other} integrated out)", (_node_label(p),)))
+                rows.append((f"{part_rules[j][0][1].name} (with {_node_label(p)})", (other,)))
+            else:
+                rows.append((rules[0][1].name + vectorised, (_node_label(p),)))
+            updates.extend(rules)
         elif slot.discrete:
             fallback.append((p, idx))
         else:
@@ -173,12 +187,37 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
         kernel = Gibbs(blocks)
     in_rest = {i.node for p, _ in rest for i in _slot_of(model, p).part.instances}
     in_rest |= {n.id for n, rule in updates if rule.name == "slice"}
-    groups = [(t, b) for t, b in scale_groups(state, updates) if all(n.id in in_rest for n in b)]
+    per_node = [(n, r) for entry, rule in updates for n, r in (
+        zip(entry, [rule.rule] * len(entry)) if getattr(rule, "grouped", False) else [(entry, rule)])]
+    groups = [(t, b) for t, b in scale_groups(state, per_node) if all(n.id in in_rest for n in b)]
     if groups:
         kernel = Interweave(kernel, target, state, groups)
         rows.append(("interweaving (log-scale slice)", tuple(
             f"{t.name} with {_names(bs)}" for t, bs in groups)))
     return Assignment(tuple(rows), kernel)
+
+
+def _collapse(state, order, part_rules) -> dict:
+    """``{part k: part j}``: part ``k``'s lone sliced node is updated with part ``j``'s lone
+    conjugate node integrated out, then ``j`` drawn (``collapsed.CollapsedSlice``, which
+    becomes ``k``'s rule); a precision that interweaves is never a partner."""
+    def lone(k, test):
+        rules = part_rules[k]
+        return rules is not None and len(rules) == 1 and test(rules[0][1])
+    sliced = [k for k in range(len(order)) if lone(k, lambda r: r.name == "slice")]
+    conjugates = [k for k in range(len(order)) if lone(k, lambda r: getattr(r, "grouped", False)
+                                                       and r.n == 1)]
+    conjugates = [k for k in conjugates
+                  if not scale_groups(state, [(part_rules[k][0][1].nodes[0], part_rules[k][0][1].rule)])]
+    found = pairs(state, [part_rules[k][0][0] for k in sliced], [part_rules[k][0][1] for k in conjugates])
+    out = {}
+    for k in sliced:
+        node = part_rules[k][0][0]
+        if node.id in found:
+            j = conjugates[[part_rules[c][0][1] for c in conjugates].index(found[node.id])]
+            part_rules[k] = [(node, CollapsedSlice(state, node, found[node.id]))]
+            out[k] = j
+    return out
 
 
 def _block_labels(model, ids) -> tuple:

@@ -64,6 +64,9 @@ class NodeGibbs:
         jumps = np.zeros(self.n_adaptive)
         k = 0
         for node, rule in self.updates:
+            if getattr(rule, "grouped", False):      # conjugate_groups.GroupConjugate: nodes
+                rule.update(rng)                     # drawn, written and refreshed together
+                continue
             if getattr(rule, "adaptive", False):
                 value, jumps[k] = rule.draw(rng, state, node, widths[k])
                 k += 1
