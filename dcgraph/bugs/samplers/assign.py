@@ -15,8 +15,12 @@ derivatives serve, the default univariate samplers elsewhere) with JAGS's slice 
 parameter, enumeration for the discrete ones. ``"slice"``: coordinate-wise slice sampling of the
 continuous parameters instead of NUTS. The node updates (conjugate and enumeration) evaluate only
 Markov blankets (``nodes.NodeGibbs``); a discrete node whose blanket holds a truncated or censored
-node is enumerated on the joint log density instead. ``print(assignment)`` lists the samplers per
-node, as NIMBLE's ``configureMCMC`` does.
+node is enumerated on the joint log density instead. The nodes of a conjugate part with disjoint
+Markov blankets (``theta[i]`` with their own Poisson children) are drawn in one vectorised update
+(``conjugate_groups``, printed "(vectorised)"); a lone sliced node whose value a lone conjugate
+node's full conditional depends on (Pumps' ``alpha`` and ``beta``) is sliced with that node
+integrated out, which is drawn right after it (``collapsed``). ``print(assignment)`` lists the
+samplers per node, as NIMBLE's ``configureMCMC`` does.
 """
 from __future__ import annotations
 

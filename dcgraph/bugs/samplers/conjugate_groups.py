@@ -4,12 +4,15 @@
 parameter part (``theta[i] ~ dgamma(alpha, beta)`` for ``i`` in ``1:N``), every node with the same
 ``conjugate.ConjugateRule`` of a scalar family (normal, gamma, beta). The part is grouped when its
 nodes are conditionally independent given the rest: no node is a child of another and no child is
-shared (``x[i] ~ dpois(theta[i] * t[i])``: disjoint Markov blankets). Then the full conditionals
-are drawn in one go: prior parameters and each child statement's parameters are evaluated as
-arrays (``groups.NodeGroup``), the affine coefficients from all nodes set to 0 and then 1 at once
-(no child reads two nodes of the group), the sufficient statistics summed per node
-(``np.bincount`` over the children's owners), and one numpy draw with array parameters. The draws
-come from the same conditionals as ``ConjugateRule.draw`` node by node.
+shared (``x[i] ~ dpois(theta[i] * t[i])``: disjoint Markov blankets); a lone node is a group of
+one. The full conditionals are then computed as arrays: the prior's parameters and each child
+statement's parameters in one call per statement (``groups.NodeGroup``), the coefficients of
+the children's parameters in the nodes (``a * node + b``) from the current values (for the
+linear forms of the gamma rules) or from all nodes moved by one at once (no child reads two nodes
+of the group), the sufficient statistics summed per node (``np.bincount`` over the children's
+owners); one numpy draw with array parameters draws them all. These are the conditionals
+``ConjugateRule.draw`` draws from node by node. ``log_conditional()`` is the log density of the
+current values under them (``collapsed`` integrates a node out with it).
 """
 from __future__ import annotations
 
@@ -50,17 +53,15 @@ class GroupConjugate:
         self.name = rule.name
         self.n = len(self.nodes)
         self.prior = NodeGroup(state, self.nodes)
-        position = {n.id: k for k, n in enumerate(self.nodes)}
+        owner_of = {c.id: k for k, n in enumerate(self.nodes) for c in state.children(n)}
         self.children = []                 # (family, NodeGroup, owner index per child)
-        kids = [c for n in self.nodes for c in state.children(n)]
-        for part in by_statement(kids):
-            owner = np.array([position[next(iter(state.stochastic_parents(c.id) & position.keys()))]
-                              for c in part])
-            self.children.append((part[0].instance.statement.ast.dist.name,
-                                  NodeGroup(state, part), owner))
+        for part in by_statement([c for n in self.nodes for c in state.children(n)]):
+            self.children.append((part[0].instance.statement.ast.dist.name, NodeGroup(state, part),
+                                  np.array([owner_of[c.id] for c in part])))
         self.refresh = state.refresher(self.nodes)
         self._zeros = np.zeros(self.n)
-        self._prior_args = [self.prior.arg(k) for k in range(len(nodes[0].instance.statement.ast.dist.args))]
+        n_args = len(self.nodes[0].instance.statement.ast.dist.args)
+        self._prior_args = [self.prior.arg(k) for k in range(n_args)]
 
     def __reduce__(self):
         """Pickled as its nodes and rule (the array closures are rebuilt)."""
@@ -91,12 +92,12 @@ class GroupConjugate:
         """``[(a, b)]`` per child group: its parameter ``positions[k]`` is ``a * node + b``;
         ``linear`` (``b == 0``): ``a`` from the current values when no node is zero."""
         current = self.prior.value()
-        now = [np.asarray(group.arg(k)(), dtype=float) for k, (_, group, _) in zip(positions, self.children)]
+        now = self._child_args(positions)
         if linear and current.all() and np.isfinite(current).all():
             return [(p / current[owner], 0.0) for p, (_, _, owner) in zip(now, self.children)]
         self.prior.assign(current + 1.0)
         self.refresh()
-        moved = [np.asarray(group.arg(k)(), dtype=float) for k, (_, group, _) in zip(positions, self.children)]
+        moved = self._child_args(positions)
         self.prior.assign(current)
         self.refresh()
         out = []
@@ -104,6 +105,10 @@ class GroupConjugate:
             a = p1 - p0
             out.append((a, p0 - a * current[owner]))
         return out
+
+    def _child_args(self, positions) -> list:
+        return [np.asarray(group.arg(k)(), dtype=float)
+                for k, (_, group, _) in zip(positions, self.children)]
 
     def _sum(self, owner, values):
         """Per node, the sum of ``values`` (one per child, or one for all) over its children."""

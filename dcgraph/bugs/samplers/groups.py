@@ -27,6 +27,7 @@ from .. import syntax as S
 from ..evaluate import BINARY
 from ..functions import LINKS
 from ..templates import DISTRIBUTIONS, callable_of
+from .blanket import _OUTSIDE, _plain
 
 __all__ = ["NodeGroup", "Refresh", "by_statement"]
 
@@ -47,12 +48,10 @@ class NodeGroup:
     """Nodes of one statement with scalar values, evaluated as arrays (module docstring)."""
 
     def __init__(self, state, nodes):
-        from .blanket import _OUTSIDE, _plain
         self.state, self.nodes = state, list(nodes)
         self.n = len(self.nodes)
         self.var = self.nodes[0].var
         self.offsets = np.concatenate([n.offsets for n in self.nodes])
-        self._outside, self._plain = _OUTSIDE, _plain
         insts = [n.instance for n in self.nodes]
         st = insts[0].statement
         self.vectorised = (self.n > 1 and all(len(n.offsets) == 1 for n in self.nodes)
@@ -122,7 +121,7 @@ class NodeGroup:
         state.terms += self.n
         try:
             value = float(np.sum(self._density(self.value(), *[f() for f in self._args])))
-        except self._outside:
+        except _OUTSIDE:
             return -np.inf
         return value if value == value else -np.inf
 
@@ -154,7 +153,7 @@ class NodeGroup:
             return lambda: op(a(), b())
         if isinstance(expr, S.Call):
             try:
-                f = self._plain(expr.name, len(expr.args))
+                f = _plain(expr.name, len(expr.args))
             except KeyError:
                 raise _Ragged from None
             args = [self._vector(x, insts, refs) for x in expr.args]
