@@ -182,3 +182,17 @@ def test_collapsed_slice_draws_the_pair_from_its_posterior():
         return integrate.trapezoid(inner * np.interp(sub, grid, w)[None, :], sub, axis=1)
     assert stats.kstest(b, cdf_beta).pvalue > KS_P
     assert stats.kstest(a, lambda v: np.interp(v * 1.1, grid, cdf_alpha)).pvalue < KS_P
+
+
+def test_grouped_and_collapsed_updates_pickle_for_process_pools():
+    """The Pumps kernel (a vectorised group, a collapsed slice) pickles; the copy makes the same
+    sweep from the same random numbers."""
+    import pickle
+    model = compiled("pumps")
+    target = BUGSTarget(model)
+    gibbs = assign(model, target, "auto").kernel.blocks["nodes"][1].gibbs
+    copy = pickle.loads(pickle.dumps(gibbs))
+    x = target.initial_point(1)
+    np.testing.assert_array_equal(gibbs(np.random.default_rng(7), x), copy(np.random.default_rng(7), x))
+    collapsed = copy.updates[1][1]
+    assert collapsed.state is copy.state and collapsed.partner.state is copy.state   # one state
