@@ -205,21 +205,23 @@ def _collapse(state, order, part_rules) -> dict:
     """``{part k: part j}``: part ``k``'s lone sliced node is updated with part ``j``'s lone
     conjugate node integrated out, then ``j`` drawn (``collapsed.CollapsedSlice``, which
     becomes ``k``'s rule); a precision that interweaves is never a partner."""
-    def lone(k, test):
+    def lone(k):
         rules = part_rules[k]
-        return rules is not None and len(rules) == 1 and test(rules[0][1])
-    sliced = [k for k in range(len(order)) if lone(k, lambda r: r.name == "slice")]
-    conjugates = [k for k in range(len(order)) if lone(k, lambda r: getattr(r, "grouped", False)
-                                                       and r.n == 1)]
-    conjugates = [k for k in conjugates
-                  if not scale_groups(state, [(part_rules[k][0][1].nodes[0], part_rules[k][0][1].rule)])]
-    found = pairs(state, [part_rules[k][0][0] for k in sliced], [part_rules[k][0][1] for k in conjugates])
+        return rules[0] if rules is not None and len(rules) == 1 else (None, None)
+    sliced = [k for k in range(len(order)) if getattr(lone(k)[1], "name", None) == "slice"]
+    conjugates = []
+    for k in range(len(order)):
+        rule = lone(k)[1]
+        if getattr(rule, "grouped", False) and rule.n == 1 and not scale_groups(
+                state, [(rule.nodes[0], rule.rule)]):
+            conjugates.append(k)
+    found = pairs(state, [lone(k)[0] for k in sliced], [lone(j)[1] for j in conjugates])
     out = {}
     for k in sliced:
-        node = part_rules[k][0][0]
+        node = lone(k)[0]
         if node.id in found:
-            j = conjugates[[part_rules[c][0][1] for c in conjugates].index(found[node.id])]
-            part_rules[k] = [(node, CollapsedSlice(state, node, found[node.id]))]
+            j = conjugates[found[node.id]]
+            part_rules[k] = [(node, CollapsedSlice(state, node, lone(j)[1]))]
             out[k] = j
     return out
 

@@ -9,9 +9,12 @@ node ``n``:
   nodes (``lambda[i] <- theta[i] * t[i]``);
 - ``blanket(n)``: ``[n] + children(n)``, the stochastic nodes whose densities involve ``n``;
 - ``blanket_logp(n)``: after recomputing the logical nodes between ``n`` and its children, the sum of
-  the log densities of ``blanket(n)``: the log full conditional of ``n`` up to a constant.
+  the log densities of ``blanket(n)``: the log full conditional of ``n`` up to a constant. The
+  children of one statement are evaluated in one call and the logical nodes refreshed one call
+  per statement (``groups``); logical nodes that no stochastic node reads are not refreshed.
 
-``terms`` counts the single-node log densities evaluated (the Gibbs tests count them per update).
+``terms`` counts the single-node log densities evaluated (the Gibbs tests count them per update;
+one call over ``k`` nodes of a statement counts ``k``).
 Censored nodes (``C(,)``, ``I(,)``) have density zero outside their bounds; truncated ones (``T(,)``,
 renormalised) are not evaluated here: a blanket holding one is ``supported(n) == False`` and its
 node is left to the kernels over the whole model.

@@ -27,15 +27,16 @@ __all__ = ["CollapsedSlice", "pairs"]
 
 
 def pairs(state, sliced, conjugates) -> dict:
-    """``{sliced node id: conjugate update}``: ``sliced``, lone scalar nodes to slice;
-    ``conjugates``, ``GroupConjugate`` updates of one node; each used at most once, in order."""
+    """``{sliced node id: index into conjugates}``: ``sliced``, lone scalar nodes to slice;
+    ``conjugates``, ``GroupConjugate`` updates of one node whose full conditional depends on
+    the sliced node, which is not its child; each used at most once, first come first paired."""
     out, used = {}, set()
     for node in sliced:
         for k, rule in enumerate(conjugates):
             b = rule.nodes[0]
             if (k not in used and node.id in coupled_nodes(state, b)
                     and node.id not in state._children[b.id]):
-                out[node.id] = rule
+                out[node.id] = k
                 used.add(k)
                 break
     return out
