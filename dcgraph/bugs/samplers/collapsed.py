@@ -7,9 +7,10 @@ the shape of ``theta[i] ~ dgamma(alpha, beta)``, with the rate ``beta``). One up
 
 1. slices ``node`` from its conditional with the partner integrated out,
    ``p(node | rest) = p(node, partner | rest) / p(partner | node, rest)`` (the right-hand side
-   does not depend on the partner's value; it is evaluated at the current one): the numerator is
-   the union of both Markov blankets (one call per statement, ``groups.NodeGroup``), the
-   denominator the partner's closed-form full conditional;
+   does not depend on the partner's value; it is evaluated at the current one): as a function of
+   ``node`` the numerator is ``node``'s Markov blanket density (``NodeState.blanket_logp``, one
+   call per statement; the partner's other terms do not involve ``node``), the denominator the
+   partner's closed-form full conditional;
 2. draws the partner from its full conditional given the new value of ``node``.
 
 Together a draw of ``(node, partner)`` given the rest, as a joint update: where the two are
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .blanket import _OUTSIDE
 from .slice import SliceUpdate, coupled_nodes
 
 __all__ = ["CollapsedSlice", "pairs"]
@@ -50,33 +50,16 @@ class CollapsedSlice:
     def __init__(self, state, node, partner, update: SliceUpdate | None = None):
         self.state, self.node, self.partner = state, node, partner
         self.slice = update or SliceUpdate()
-        other = partner.nodes[0]
-        seen, rest = {node.id, other.id}, []
-        for n in state.children(node) + state.children(other):
-            if n.id not in seen:
-                seen.add(n.id)
-                rest.append(n)
-        self.other = other
-        self.terms = state.grouped(rest)
 
     def __reduce__(self):
         return CollapsedSlice, (self.state, self.node, self.partner, self.slice)
 
     def marginal_logp(self) -> float:
         """``log p(node | rest)`` up to a constant at the current values (partner integrated out)."""
-        state = self.state
-        try:
-            state.refresh(self.node)
-        except _OUTSIDE:                # as blanket_logp: a value outside a support
-            return -np.inf
+        total = self.state.blanket_logp(self.node)
+        if total == -np.inf:
+            return total
         with np.errstate(all="ignore"):
-            total = state._logp(self.node) + state._logp(self.other)
-            for group in self.terms:
-                if total == -np.inf:
-                    return total
-                total += group.logp()
-            if total == -np.inf:
-                return total
             return total - self.partner.log_conditional()
 
     def draw(self, rng, state, node, width):
