@@ -24,8 +24,9 @@ def test_sample_prints_assignment_and_summary_and_writes_csv(tmp_path, capsys):
                   "--csv", str(csv), "--svg", str(tmp_path / "trace.svg")])
     assert args.run is main and main(args) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:3] == ["[1] conjugate_dgamma_dpois sampler: theta[1:10] (10 nodes)",
-                         "[2] conjugate_dgamma_dgamma sampler: beta", "[3] slice sampler: alpha"]
+    assert lines[:3] == ["[1] conjugate_dgamma_dpois (vectorised) sampler: theta[1:10] (10 nodes)",
+                         "[2] slice (beta integrated out) sampler: alpha",
+                         "[3] conjugate_dgamma_dgamma (with alpha) sampler: beta"]
     assert lines[3].split()[:8] == ["node", "mean", "sd", "MC_error", "val2.5pc", "median", "val97.5pc", "start"]
     assert [l.split()[0] for l in lines[5:7]] == ["alpha", "beta"]
     assert lines[5].split()[7:9] == ["51", "100"]                 # start, sample (OpenBUGS columns)

@@ -102,7 +102,7 @@ def test_non_conjugate_nodes_are_sliced_or_go_to_nuts(text, auto):
 def test_pumps_assignment_prints_like_configure_mcmc():
     from bugs_compile_cases import compiled
     assert str(compiled("pumps").samplers()) == (
-        "[1] conjugate_dgamma_dpois sampler: theta[1:10] (10 nodes)\n"
-        "[2] conjugate_dgamma_dgamma sampler: beta\n"
-        "[3] slice sampler: alpha")
+        "[1] conjugate_dgamma_dpois (vectorised) sampler: theta[1:10] (10 nodes)\n"
+        "[2] slice (beta integrated out) sampler: alpha\n"
+        "[3] conjugate_dgamma_dgamma (with alpha) sampler: beta")
     assert str(compiled("pumps").samplers("nuts")) == "[1] NUTS sampler: alpha, beta, theta[1:10] (10 nodes)"

@@ -18,7 +18,7 @@ def test_monitored_names_shapes_and_reproducibility(tmp_path):
     np.testing.assert_array_equal(a.draws, b.draws)
     assert a.names == [f"p[{i}]" for i in range(1, 13)] and a["p"].shape == (2, 40, 12)
     assert np.all((a["p"] > 0) & (a["p"] < 1))                  # constrained scale
-    assert str(a.assignment) == "[1] conjugate_dbeta_dbin sampler: p[1:12] (12 nodes)"
+    assert str(a.assignment) == "[1] conjugate_dbeta_dbin (vectorised) sampler: p[1:12] (12 nodes)"
     assert str(a.samplers) == str(model.samplers()) == str(a.assignment)
     header = open(a.to_csv(tmp_path / "s.csv")).readline().strip().split(",")
     assert header[:4] == ["chain", "draw", "p[1]", "p[2]"]

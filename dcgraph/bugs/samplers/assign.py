@@ -15,8 +15,12 @@ derivatives serve, the default univariate samplers elsewhere) with JAGS's slice 
 parameter, enumeration for the discrete ones. ``"slice"``: coordinate-wise slice sampling of the
 continuous parameters instead of NUTS. The node updates (conjugate and enumeration) evaluate only
 Markov blankets (``nodes.NodeGibbs``); a discrete node whose blanket holds a truncated or censored
-node is enumerated on the joint log density instead. ``print(assignment)`` lists the samplers per
-node, as NIMBLE's ``configureMCMC`` does.
+node is enumerated on the joint log density instead. The nodes of a conjugate part with disjoint
+Markov blankets (``theta[i]`` with their own Poisson children) are drawn in one vectorised update
+(``conjugate_groups``, printed "(vectorised)"); a lone sliced node whose value a lone conjugate
+node's full conditional depends on (Pumps' ``alpha`` and ``beta``) is sliced with that node
+integrated out, which is drawn right after it (``collapsed``). ``print(assignment)`` lists the
+samplers per node, as NIMBLE's ``configureMCMC`` does.
 """
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ from ...infer.adaptation import EARLY_WINDOWS
 from .blanket import NodeState
 from .components import nuts_blocks
 from .conjugate import conjugacy
+from .collapsed import CollapsedSlice, pairs
+from .conjugate_groups import grouped
 from .discrete import EnumerationSampler
 from .interweave import Interweave, scale_groups
 from .nodes import EnumerationUpdate, NodeGibbs, NodeKernel
@@ -122,7 +128,8 @@ def _part_rules(model, state, slot, sampler):
     rules = [conjugacy(state, n) for n in nodes]
     if any(r is None for r in rules) or len({r.name for r in rules}) != 1:
         return None
-    return list(zip(nodes, rules))
+    group = grouped(state, list(zip(nodes, rules)))
+    return [(tuple(nodes), group)] if group is not None else list(zip(nodes, rules))
 
 
 def assign(model, target, sampler: str = "auto") -> Assignment:
@@ -140,12 +147,23 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
         update = SliceUpdate()
         for j in _sliced(model, state, [order[k] for k in left]):
             part_rules[left[j]] = [(n, update) for n in _nodes(model, order[left[j]][1])]
-    for (p, slot), rules in zip(order, part_rules):
+    partner = _collapse(state, order, part_rules) if sampler == "auto" else {}
+    for k, ((p, slot), rules) in enumerate(zip(order, part_rules)):
         idx = np.arange(slot.start, slot.stop) + (model.dim if slot.discrete else 0)
         if rules is not None:
-            rows.append((rules[0][1].name, (_node_label(p),)))
-            updates.extend(rules)
             node_parts.append((slot, idx))
+            if k in partner.values():
+                continue                     # drawn with its sliced node (below)
+            vectorised = (" (vectorised)" if getattr(rules[0][1], "grouped", False)
+                          and len(rules[0][0]) > 1 else "")
+            if k in partner:
+                j = partner[k]
+                other = _node_label(order[j][0])
+                rows.append((f"slice ({other} integrated out)", (_node_label(p),)))
+                rows.append((f"{part_rules[j][0][1].name} (with {_node_label(p)})", (other,)))
+            else:
+                rows.append((rules[0][1].name + vectorised, (_node_label(p),)))
+            updates.extend(rules)
         elif slot.discrete:
             fallback.append((p, idx))
         else:
@@ -173,12 +191,39 @@ def assign(model, target, sampler: str = "auto") -> Assignment:
         kernel = Gibbs(blocks)
     in_rest = {i.node for p, _ in rest for i in _slot_of(model, p).part.instances}
     in_rest |= {n.id for n, rule in updates if rule.name == "slice"}
-    groups = [(t, b) for t, b in scale_groups(state, updates) if all(n.id in in_rest for n in b)]
+    per_node = [(n, r) for entry, rule in updates for n, r in (
+        zip(entry, [rule.rule] * len(entry)) if getattr(rule, "grouped", False) else [(entry, rule)])]
+    groups = [(t, b) for t, b in scale_groups(state, per_node) if all(n.id in in_rest for n in b)]
     if groups:
         kernel = Interweave(kernel, target, state, groups)
         rows.append(("interweaving (log-scale slice)", tuple(
             f"{t.name} with {_names(bs)}" for t, bs in groups)))
     return Assignment(tuple(rows), kernel)
+
+
+def _collapse(state, order, part_rules) -> dict:
+    """``{part k: part j}``: part ``k``'s lone sliced node is updated with part ``j``'s lone
+    conjugate node integrated out, then ``j`` drawn (``collapsed.CollapsedSlice``, which
+    becomes ``k``'s rule); a precision that interweaves is never a partner."""
+    def lone(k):
+        rules = part_rules[k]
+        return rules[0] if rules is not None and len(rules) == 1 else (None, None)
+    sliced = [k for k in range(len(order)) if getattr(lone(k)[1], "name", None) == "slice"]
+    conjugates = []
+    for k in range(len(order)):
+        rule = lone(k)[1]
+        if getattr(rule, "grouped", False) and rule.n == 1 and not scale_groups(
+                state, [(rule.nodes[0], rule.rule)]):
+            conjugates.append(k)
+    found = pairs(state, [lone(k)[0] for k in sliced], [lone(j)[1] for j in conjugates])
+    out = {}
+    for k in sliced:
+        node = lone(k)[0]
+        if node.id in found:
+            j = conjugates[found[node.id]]
+            part_rules[k] = [(node, CollapsedSlice(state, node, lone(j)[1]))]
+            out[k] = j
+    return out
 
 
 def _block_labels(model, ids) -> tuple:

@@ -9,9 +9,12 @@ node ``n``:
   nodes (``lambda[i] <- theta[i] * t[i]``);
 - ``blanket(n)``: ``[n] + children(n)``, the stochastic nodes whose densities involve ``n``;
 - ``blanket_logp(n)``: after recomputing the logical nodes between ``n`` and its children, the sum of
-  the log densities of ``blanket(n)``: the log full conditional of ``n`` up to a constant.
+  the log densities of ``blanket(n)``: the log full conditional of ``n`` up to a constant. The
+  children of one statement are evaluated in one call and the logical nodes refreshed one call
+  per statement (``groups``); logical nodes that no stochastic node reads are not refreshed.
 
-``terms`` counts the single-node log densities evaluated (the Gibbs tests count them per update).
+``terms`` counts the single-node log densities evaluated (the Gibbs tests count them per update;
+one call over ``k`` nodes of a statement counts ``k``).
 Censored nodes (``C(,)``, ``I(,)``) have density zero outside their bounds; truncated ones (``T(,)``,
 renormalised) are not evaluated here: a blanket holding one is ``supported(n) == False`` and its
 node is left to the kernels over the whole model.
@@ -38,13 +41,19 @@ class NodeState:
         self.ev = Evaluator(self._lookup, g.shapes, g.error)
         self.values = {}
         self.terms = 0
-        order = {nid: k for k, nid in enumerate(topological_order(g.nodes))}
+        order = self._topo = {nid: k for k, nid in enumerate(topological_order(g.nodes))}
         kids = [[] for _ in g.nodes]
         for node in g.nodes:
             for p in set(node.parents):
                 kids[p].append(node.id)
         self._children, self._logicals = {}, {}
         self._params, self._logical, self._density = {}, {}, {}
+        self._refresh, self._blanket_groups = {}, {}
+        live = set()       # logical nodes some stochastic node depends on (the others: monitors)
+        for k in sorted(order, key=order.get, reverse=True):
+            if not g.nodes[k].stochastic and any(g.nodes[c].stochastic or c in live for c in kids[k]):
+                live.add(k)
+        self._live = live
         self.load({})
         self._static = Evaluator(self._constant_lookup, g.shapes, g.error)
         for node in g.nodes:
@@ -65,7 +74,8 @@ class NodeState:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["_params"], state["_logical"], state["_density"] = {}, {}, {}   # closures: rebuilt on use
+        for k in ("_params", "_logical", "_density", "_refresh", "_blanket_groups"):
+            state[k] = {}                                         # closures: rebuilt on use
         return state
 
     def __setstate__(self, state):
@@ -148,14 +158,19 @@ class NodeState:
         return [f() for f in fns]
 
     def refresh(self, node) -> None:
-        """Recompute the logical nodes between ``node`` and its stochastic children."""
-        for k in self._logicals[node.id]:
-            fn = self._logical.get(k)
-            if fn is None:
-                fn = self._logical[k] = self._logical_closure(self.graph.nodes[k])
-            value, logical = fn(), self.graph.nodes[k]
-            self.values[logical.var][logical.offsets] = (
-                value if isinstance(value, float) else np.ravel(value))
+        """Recompute the logical nodes between ``node`` and its stochastic children (those no
+        stochastic node reads, kept for monitors only, are left as they are)."""
+        fn = self._refresh.get(node.id)
+        if fn is None:
+            fn = self._refresh[node.id] = self.refresher([node])
+        fn()
+
+    def refresher(self, nodes):
+        """A function of no arguments refreshing the logical nodes below ``nodes`` (batched by
+        statement, ``groups.Refresh``)."""
+        from .groups import Refresh
+        ids = {k for n in nodes for k in self._logicals[n.id] if k in self._live}
+        return Refresh(self, sorted(ids, key=self._topo.get))
 
     def _logical_closure(self, logical):
         st = logical.instance.statement.ast
@@ -227,13 +242,22 @@ class NodeState:
             self.refresh(node)
         except _OUTSIDE:
             return -np.inf
+        groups = self._blanket_groups.get(node.id)
+        if groups is None:
+            groups = self._blanket_groups[node.id] = self.grouped(self.children(node))
         total = 0.0
         with np.errstate(all="ignore"):
-            for n in self.blanket(node):
-                total += self._logp(n)
+            total += self._logp(node)
+            for group in groups:
                 if total == -np.inf:
                     break
+                total += group.logp()
         return total
+
+    def grouped(self, nodes) -> list:
+        """``nodes`` as ``groups.NodeGroup``s, one per statement (each evaluated in one call)."""
+        from .groups import NodeGroup, by_statement
+        return [NodeGroup(self, ns) for ns in by_statement(nodes)]
 
 
 class NotConstant(LookupError):

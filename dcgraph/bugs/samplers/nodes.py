@@ -5,7 +5,8 @@ One sampler over the coordinates of the parameter parts it updates, run inside
 it reads the constrained values of every node once (``BUGSTarget.constrained``),
 updates its nodes in order on a ``NodeState`` (each a ``ConjugateRule`` draw, an exact draw of
 a discrete node by enumerating its support with ``NodeState.blanket_logp``, or a ``SliceUpdate``
-of a univariate continuous node), and maps the new
+of a univariate continuous node; an update with ``grouped`` set, ``GroupConjugate``, draws a
+tuple of nodes at once and refreshes their logical nodes itself), and maps the new
 values back to the coordinates (``BUGSModel.unconstrain`` for continuous parts, the values
 themselves for discrete parts). No update evaluates the joint log density.
 """
@@ -64,6 +65,9 @@ class NodeGibbs:
         jumps = np.zeros(self.n_adaptive)
         k = 0
         for node, rule in self.updates:
+            if getattr(rule, "grouped", False):      # conjugate_groups.GroupConjugate: nodes
+                rule.update(rng)                     # drawn, written and refreshed together
+                continue
             if getattr(rule, "adaptive", False):
                 value, jumps[k] = rule.draw(rng, state, node, widths[k])
                 k += 1

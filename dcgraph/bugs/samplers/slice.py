@@ -83,8 +83,13 @@ class SliceUpdate:
     def __init__(self, max_steps: int = 50, max_shrink: int = 100):
         self.max_steps, self.max_shrink = int(max_steps), int(max_shrink)
 
-    def draw(self, rng, state, node, width):
+    def draw(self, rng, state, node, width, logp=None):
+        """``(value, jump)``; ``logp()``: the log density at the current values (default:
+        ``state.blanket_logp(node)``)."""
         x0 = float(state.get(node))
+        if logp is None:
+            def logp():
+                return state.blanket_logp(node)
         lo, hi = node_support(state, node)
         u0 = _to_u(x0, lo, hi)
 
@@ -93,7 +98,7 @@ class SliceUpdate:
             if not (lo <= x <= hi) or logj == -math.inf:
                 return -math.inf
             state.set(node, x)
-            return state.blanket_logp(node) + logj
+            return logp() + logj
 
         level = logf(u0) - rng.standard_exponential() if math.isfinite(u0) else math.nan
         if not math.isfinite(level):            # no slice to sample at this value: keep it
