@@ -69,7 +69,14 @@ def value_and_grad(f, argnums=0):
             sweep = Sweep(tape, wrt=wrt)
             sweep.run(tape, seed)
             adj = sweep.adj
-            cache.learn(key, tape, args, kwargs, wrt, binding, _scalar_seed)
+            fresh = cache.learn(key, tape, args, kwargs, wrt, binding, _scalar_seed)
+            answer = cache.answer(fresh, args, kwargs) if fresh is not None else None
+            if answer is not None:      # the bits every later call on this path will give
+                value, adjoints = answer
+                cg, binding = fresh
+                if single:
+                    return value, cg.gradient(adjoints, nums_n[0], args, binding)
+                adj = dict(zip(cg.wrt, adjoints))
         grads = tuple(binding.gradient(adj, i, args) for i in nums_n)
         return value, grads[0] if isinstance(argnums, int) else grads
 
@@ -212,8 +219,12 @@ class GradientCache:
     the ``compiled`` attribute of the function it returns).
 
     A path is compiled when a call with the same argument structure is traced for the
-    ``COMPILE_AFTER``-th time (compiling costs five to ten traced calls, so one-off calls stay
-    cheap), or after a guard failed. Up to ``PER_KEY`` paths per argument structure and
+    ``compile_after``-th time (default ``COMPILE_AFTER``: compiling costs five to ten traced
+    calls, so one-off calls stay cheap; the layers whose samplers call thousands of times set
+    1), or after a guard failed. The call that compiles a path answers with the compiled code
+    (its primitives run again unobserved: compiled paths have no effects), so from then on a
+    path's value and gradient are the same bits whatever ran before: a seeded sampler gives the
+    same draws on a fresh and on a warm function. Up to ``PER_KEY`` paths per argument structure and
     ``MAX_PATHS`` in all, the one used last first.
     Setting ``enabled`` False turns compiled replay off; it is turned off for good, with the
     ``reason``, when a path cannot be compiled or when guards fail on ``MAX_MISSES`` calls in
@@ -230,6 +241,7 @@ class GradientCache:
         self.stats = {"hits": 0, "traces": 0, "compiles": 0, "guard_failures": 0, "errors": 0}
         self._misses = 0
         self._traced: dict = {}         # key -> traced calls not compiled yet
+        self.compile_after = self.COMPILE_AFTER
 
     def key(self, args, kwargs):
         """The structure key of a call (None when it cannot be computed)."""
@@ -269,29 +281,30 @@ class GradientCache:
         self._misses += 1
         return None
 
-    def learn(self, key, tape, args, kwargs, wrt, binding, seed=None) -> None:
-        """A call was traced and swept: compile its path for later calls."""
+    def learn(self, key, tape, args, kwargs, wrt, binding, seed=None):
+        """A call was traced and swept: compile its path for later calls. Returns the new
+        ``(path, binding)`` when this call compiled one, else None."""
         self.stats["traces"] += 1
         if key is None or not self.enabled:
-            return
+            return None
         if self._misses >= self.MAX_MISSES:
             self.disable(f"guards failed on {self._misses} calls in a row")
-            return
+            return None
         seen = self._traced.get(key, 0) + 1
-        if seen < self.COMPILE_AFTER and key not in self.paths:
+        if seen < self.compile_after and key not in self.paths:
             if len(self._traced) >= 64:
                 self._traced.clear()
             self._traced[key] = seen
-            return
+            return None
         self._traced.pop(key, None)
         try:
             cg = compile_gradient(tape, wrt, args, kwargs, self.f, seed)
         except NotCompilable as exc:
             self.disable(str(exc))
-            return
+            return None
         except Exception as exc:             # a dcgraph bug: keep the normal path working
             self.disable(f"compiling failed: {type(exc).__name__}: {exc}")
-            return
+            return None
         self.stats["compiles"] += 1
         entries = [(cg, binding)] + self.paths.pop(key, [])[: self.PER_KEY - 1]
         self.paths[key] = entries
@@ -300,6 +313,15 @@ class GradientCache:
             self.paths[oldest] = self.paths[oldest][:-1]
             if not self.paths[oldest]:
                 del self.paths[oldest]
+        return cg, binding
+
+    def answer(self, fresh, args, kwargs):
+        """``(value, adjoints)`` of the just-compiled ``fresh`` path on the call that compiled
+        it, or None (its code raised or its guards refused: the sweep's answer stands)."""
+        try:
+            return fresh[0]._fn(args, kwargs)
+        except Exception:
+            return None
 
     def disable(self, reason: str) -> None:
         self.enabled, self.reason = False, reason

@@ -122,6 +122,7 @@ class BUGSModel:
         if self._vg is None:
             from ..ad import value_and_grad
             self._vg = value_and_grad(self._logdensity, argnums=0)
+            self._vg.compiled.compile_after = 1   # same bits from the first call: seeded runs repeat
         value, grad = self._vg(self._theta(theta), self.discrete)
         return float(value), np.asarray(grad, dtype=float)
 

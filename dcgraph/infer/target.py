@@ -90,6 +90,7 @@ class AutoGradient:
             from .. import value_and_grad
 
             self._compiled = value_and_grad(self.logdensity)
+            self._compiled.compiled.compile_after = 1   # same bits from the first call: seeded runs repeat
         try:
             value, grad = self._compiled(theta)
         except TypeError:
