@@ -58,7 +58,8 @@ class _State(threading.local):
 
 _state = _State()
 _new = object.__new__
-_TOO_DEEP = "first called at the recursion limit (no frame left to decide it): recorded as a primitive"
+_TOO_DEEP = ("first called at the recursion limit (no frame left to decide it): recorded as a "
+             "primitive")
 _TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded as a primitive"
 _UNBOUND = (None, None, None)
 _DROPPED = collections.deque(maxlen=0)     # a log that keeps nothing
