@@ -66,7 +66,7 @@ def value_and_grad(f, argnums=0):
             seed = _scalar_seed(value)
             binding = _Binding(f, tape, args, kwargs)
             wrt = binding.nodes_for(nums_n)
-            sweep = Sweep(tape, wrt=wrt)
+            sweep = Sweep(tape, wrt=wrt, callers=callers)
             sweep.run(tape, seed)
             adj = sweep.adj
             fresh = cache.learn(key, tape, args, kwargs, wrt, binding, _scalar_seed)
@@ -98,7 +98,7 @@ def vjp(f, *args, **kwargs):
     wrt = binding.nodes_for(range(len(args)))
 
     def pullback(g):
-        sweep = Sweep(tape, wrt=wrt)
+        sweep = Sweep(tape, wrt=wrt, callers=1)
         sweep.run(tape, _as_seed(value, g))
         return tuple(binding.gradient(sweep.adj, i) for i in range(len(args)))
 
@@ -110,7 +110,7 @@ def backward(tape: Tape, seed=1.0) -> dict:
     node's adjoint in ``node.meta["adjoint"]`` (a float, an ndarray, or a ``Sparse`` for a
     container: position/key -> adjoint) and return ``{argument name: gradient}`` for the tape's
     own arguments (dense, in each argument's structure). Every root argument is active."""
-    sweep = Sweep(tape)
+    sweep = Sweep(tape, callers=1)
     ret = tape.returned
     sweep.run(tape, _as_seed(ret.value if ret is not None else None, seed))
     for node, g in sweep.adj.items():

@@ -10,6 +10,7 @@ the call does not depend on the differentiated arguments at all (``active``, mod
 """
 from __future__ import annotations
 
+import sys
 from types import FunctionType
 
 import numpy as np
@@ -53,13 +54,17 @@ _NOT_REAL = (str, bytes, bytearray, memoryview)
 class Sweep(Activity):
     """One backward pass. ``wrt`` is the set of root ``Argument`` nodes being differentiated
     (None: every root argument); nodes that depend on none of them get no adjoints pulled back
-    through array or container arguments."""
+    through array or container arguments. ``callers``: the frames between the user's call and
+    ``run``'s (the entry point's own), which a rule that traces code gives back (``callers``)."""
 
-    def __init__(self, root, wrt=None):
+    run_frame = None                     # ``run``'s frame while it runs
+
+    def __init__(self, root, wrt=None, callers: int = 0):
         require_values(root, "the backward pass (grad, vjp, backward)")
         self.root = root
         self.adj: dict = {}
         self.wrt = wrt
+        self.callers_above = callers
         self._active: dict = {}
         self._versions: Versions | None = None
 
@@ -96,6 +101,16 @@ class Sweep(Activity):
         if isinstance(v, _NOT_REAL) and self.active(node):
             self.cut(node)
         return False
+
+    def callers(self, frame) -> int:
+        """The frames between the user's call and ``frame`` (a rule's, or a helper's it called),
+        ``frame`` included: what a rule passes to ``traced_call`` so that the code it traces
+        gets the recursion depth it has called in the user's call's place (``headroom``); 0
+        outside ``run`` (nothing given back)."""
+        base, n = self.run_frame, 1
+        while frame is not None and frame is not base:
+            frame, n = frame.f_back, n + 1
+        return n + self.callers_above if frame is not None else 0
 
     def cut(self, node) -> None:
         """A real value became text or bytes (``str``, ``repr``, formatting) and came back:
@@ -176,7 +191,11 @@ class Sweep(Activity):
         if type(ret) is not Return:
             raise ValueError(f"dcgraph.ad: {tape.name} raised; nothing to differentiate")
         self.add(ret.inputs[0], seed)
-        self.sweep(tape)
+        outer, self.run_frame = self.run_frame, sys._getframe()
+        try:
+            self.sweep(tape)
+        finally:
+            self.run_frame = outer
 
     def sweep(self, tape) -> None:
         """Pull the adjoints back through ``tape``'s nodes, last first, and through each nested

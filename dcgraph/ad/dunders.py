@@ -15,6 +15,7 @@ through its getter. The operands are used as the tape holds them (objects are no
 """
 from __future__ import annotations
 
+import sys
 from types import FunctionType
 
 from ..tracer.operator_guards import DUNDERS
@@ -102,7 +103,10 @@ def pull_through_python(sweep, node, g) -> None:
 
 
 def _pull_traced(sweep, node, g, fn, positions, *head) -> None:
-    from ..tracer.track import track
+    """Trace ``fn(*head, *operands)`` with the operands' values (as deep as the user's call
+    could have run it: ``Sweep.callers``), sweep that tape with ``g`` and add the adjoints of
+    the ``positions`` the sweep wants."""
+    from ..tracer.track import traced_call
     from .core import Sweep
     from .higher import GradientContext
     from .values import Sparse
@@ -110,8 +114,12 @@ def _pull_traced(sweep, node, g, fn, positions, *head) -> None:
     if not wanted:
         return
     values = [sweep.value(a) for a in node.args]
-    _, tape = track(_star, fn, *head, *values, ctx=GradientContext())
-    inner = Sweep(tape)
+    callers = sweep.callers(sys._getframe())
+    # _star stands where the user's function stood; ``fn`` (apply_operator, read_property)
+    # where the interpreter called the method from C, which took no frame: given back too
+    _, tape = traced_call(_star, (fn, *head, *values), {}, GradientContext(),
+                          callers=callers + 1)
+    inner = Sweep(tape, callers=callers)
     inner.run(tape, g)
     star = next((a for a in tape.arguments if a.name == "operands"), None)
     adj = inner.adj.get(star) if star is not None else None

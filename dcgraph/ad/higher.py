@@ -13,6 +13,8 @@ rule whose own derivative is missing is refused with ``MissingRuleError`` naming
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..tracer.context import Context
@@ -85,7 +87,7 @@ def _second_sweep(f, nums, args, kwargs, seed, wrt_nums, callers: int) -> tuple:
     program = _gradient_program(f, nums, args, kwargs, callers + 1)
     grads, tape = traced_call(program, args, {}, GradientContext(), callers=callers + 1)
     binding = _Binding(program, tape, args, {})
-    sweep = Sweep(tape, wrt=binding.nodes_for(wrt_nums))
+    sweep = Sweep(tape, wrt=binding.nodes_for(wrt_nums), callers=callers + 1)
     sweep.run(tape, _as_seed(grads, seed))
     return tuple(binding.gradient(sweep.adj, i, args) for i in wrt_nums)
 
@@ -126,7 +128,7 @@ def hessian(f, argnums: int = 0):
         binding = _Binding(program, tape, args, {})
         wrt = binding.nodes_for((i,))
         if isinstance(x, (float, np.floating)):
-            sweep = Sweep(tape, wrt=wrt)
+            sweep = Sweep(tape, wrt=wrt, callers=1)
             sweep.run(tape, _as_seed(grads, (1.0,)))
             return float(binding.gradient(sweep.adj, i, args))
         x = np.asarray(x)
@@ -134,7 +136,7 @@ def hessian(f, argnums: int = 0):
         for k in range(x.size):
             e = np.zeros(x.size)
             e[k] = 1.0
-            sweep = Sweep(tape, wrt=wrt)
+            sweep = Sweep(tape, wrt=wrt, callers=1)
             sweep.run(tape, _as_seed(grads, (e.reshape(x.shape),)))
             rows.append(np.asarray(binding.gradient(sweep.adj, i, args), dtype=float))
         return np.array(rows).reshape(x.shape + x.shape)
@@ -149,14 +151,11 @@ def _index(argnums: int, args: tuple, name: str) -> int:
     return argnums % len(args)
 
 
-# the frames between a user's call of ``grad(grad(f))`` and the rule: the outer gradient
-# function, ``evaluate``, ``Sweep.run``, ``Sweep.sweep``, ``Sweep.missing``, ``rule``
-_RULE_CALLERS = 6
-
-
 def gradient_rule(f, argnums, with_value: bool):
     """The node rule of a function ``grad(f, argnums)`` (or ``value_and_grad``) returned: the
-    outer sweep's adjoint of its result pulled back to its arguments (reverse over reverse)."""
+    outer sweep's adjoint of its result pulled back to its arguments (reverse over reverse).
+    The code it traces gets the recursion depth ``f`` has called in the user's call's place
+    (``Sweep.callers``)."""
     nums_given = argnums
 
     def rule(sweep, node, g):
@@ -171,14 +170,15 @@ def gradient_rule(f, argnums, with_value: bool):
         if not wanted:
             return
         gv = g.get(0) if with_value and type(g) is Sparse else None
+        callers = sweep.callers(sys._getframe())
         if gv is not None:                  # the value's own adjoint: gv times f's gradient
-            from .api import grad
-            first = grad(f, wanted)(*args, **kwargs)
+            from .api import value_and_grad
+            first = value_and_grad(f, wanted)._dcgraph_evaluate(args, kwargs, callers + 1)[1]
             for j, d in zip(wanted, first):
                 sweep.add(node.args[j], _as_adjoint(args[j], _scaled(d, gv)))
         if seed is None:
             return
-        adjoints = _second_sweep(f, nums, args, kwargs, seed, wanted, _RULE_CALLERS)
+        adjoints = _second_sweep(f, nums, args, kwargs, seed, wanted, callers)
         for j, adj in zip(wanted, adjoints):
             sweep.add(node.args[j], _as_adjoint(args[j], adj))
 

@@ -55,9 +55,11 @@ def delegated(iterator, frame, hook):
     itself when this run traces it (a generator it made), else ``relay(iterator)``. Logs
     ``(iterator, relayed)``; logs nothing and relays nothing when the frame does not log
     (``hook`` is the do-nothing one: another thread, another run, after the run)."""
-    level = getattr(hook, "__self__", None)
-    run = getattr(level, "run", None)
-    if run is None or run.closed:
+    if type(hook) is not types.MethodType:   # the do-nothing hook (no ``getattr``: before
+        return iterator                     # its call site is specialised, 3.11 counts it)
+    level = hook.__self__
+    run = level.run
+    if run.closed:
         return iterator
     kind = type(iterator)
     frame_of = iterator.gi_frame if kind is types.GeneratorType else \

@@ -17,6 +17,10 @@ the thread that ends a run is refused by the interpreter; the limit then stays r
 next run to start or end restores it. While a run is active, ``sys.getrecursionlimit()``
 reads the raised value (in every thread).
 
+``with_room(fn, *args)`` raises the limit the same counted way for dcgraph's own work near the
+limit (deciding a call first made there), and refuses, before raising it, where it could not
+lower it back.
+
 Runs are keyed by their identity, so ending a run twice, or one whose start was interrupted
 (a KeyboardInterrupt between two bytecodes), is harmless: ``narrowed`` may be called from the
 run's exception path whatever happened. The lock is taken with ``with`` (an interrupt cannot
@@ -27,7 +31,10 @@ from __future__ import annotations
 import sys
 import threading
 
-__all__ = ["widened", "narrowed"]
+__all__ = ["widened", "narrowed", "with_room"]
+
+ROOM = 200     # frames ``with_room`` adds: deciding a first call (instrumenting a 120-line
+               # function included) took 17
 
 
 class _Headroom:
@@ -58,6 +65,47 @@ def narrowed(run, room: _Headroom = _headroom) -> None:
     with room.lock:
         if room.active.pop(run, None) is not None:
             _settle(room)
+
+
+def with_room(fn, *args, frames: int = ROOM, room: _Headroom = _headroom):
+    """``fn(*args)`` with the limit raised by ``frames`` more for its duration (counted like a
+    run's bump, so overlapping runs are unaffected): for dcgraph's own work done near the
+    limit, such as deciding a call first made there (``recorder.Level.hook``); the program's
+    code runs after it, under the run's limit. Raises ``RecursionError``, changing nothing,
+    where the limit could not be lowered back from this frame (the interpreter refuses a limit
+    at or below the current depth): setting the same limit first asks it, and raising and
+    lowering are done in this frame, so both meet the same check."""
+    token = _Token()
+    try:                                # inside: an interrupt anywhere leaves the limit exact
+        with room.lock:
+            limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(limit)            # refused here: no room to lower it back
+            if limit != room.base + room.applied:
+                room.base, room.applied = limit, 0  # the user's limit, perhaps set meanwhile
+            want = room.applied + frames
+            sys.setrecursionlimit(room.base + want)
+            room.active[token], room.applied = want, want
+        return fn(*args)
+    finally:
+        with room.lock:                 # (refused: nothing was raised, nothing to do)
+            active = room.active
+            if active.pop(token, None) is not None:
+                limit = sys.getrecursionlimit()
+                if limit != room.base + room.applied:
+                    room.base, room.applied = limit, 0  # set meanwhile (by code ``fn`` ran)
+                want = max(active.values()) if active else 0
+                if want != room.applied:
+                    try:
+                        sys.setrecursionlimit(room.base + want)
+                        room.applied = want
+                    except RecursionError:  # another run lowered it meanwhile: left for
+                        pass                # the next run that starts or ends (``_settle``)
+
+
+class _Token:
+    """A ``with_room`` call's key among the active runs."""
+
+    __slots__ = ()
 
 
 def _settle(room: _Headroom) -> None:

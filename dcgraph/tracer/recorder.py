@@ -24,6 +24,7 @@ import types
 import weakref
 
 from .classes import traced_target
+from .headroom import with_room
 from .operator_guards import GUARDING, guards_operators, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 
@@ -57,7 +58,8 @@ class _State(threading.local):
 
 _state = _State()
 _new = object.__new__
-_TOO_DEEP = "first called within a few frames of the recursion limit: recorded as a primitive"
+_TOO_DEEP = ("first called at the recursion limit (no frame left to decide it): recorded as a "
+             "primitive")
 _TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded as a primitive"
 _UNBOUND = (None, None, None)
 _DROPPED = collections.deque(maxlen=0)     # a log that keeps nothing
@@ -163,8 +165,12 @@ class Level:
                 return bound
         try:                             # first call, or f's code or defaults were replaced
             return run.decide(f, self)
-        except RecursionError:           # deciding needs frames the program has not got:
-            if type(func) is types.FunctionType:    # this call runs untraced, unmemoised
+        except RecursionError:           # deciding needs frames the program has not got
+            pass
+        try:                             # decided with the limit raised for it (the call
+            return with_room(run.decide, f, self)       # runs under the run's limit)
+        except RecursionError:           # no room even for that: this call runs untraced,
+            if type(func) is types.FunctionType:    # unmemoised
                 run.unsupported[func.__code__] = _TOO_DEEP
             return f
 

@@ -16,7 +16,7 @@ from .recorder import _discard, _identity, _state
 
 __all__ = ["starter", "enter_generator", "resumed"]
 
-_TOO_DEEP_RESUMED = "resumed at the recursion limit: not recorded from there on"
+_BOUND = types.MethodType   # a level's hook (the do-nothing one is a function)
 
 
 def starter(copy: types.FunctionType, info, fn: types.FunctionType):
@@ -50,15 +50,15 @@ def enter_generator(mark, args: tuple):
     active run made it, log its start (mark, frame, arguments) and return (append, hook,
     frame); else (a generator of another run) log nothing and trace nothing."""
     frame = sys._getframe(1)
-    try:
-        run = _state.run
-    except RecursionError:    # 3.11 counts reading a thread-local as a C call: no room for it
-        return _discard, _identity, None  # (the replay shows it as one started elsewhere)
-    if run.closed:
+    state = _state.__dict__             # ``_state.run``, spelled out: see ``resumed``
+    run = state["run"] if "run" in state else None
+    if run is None or run.closed:
         return _discard, _identity, None
-    pair = run.generators.pop(frame, None)
-    if pair is None:
+    generators = run.generators
+    if frame not in generators:
         return _discard, _identity, None
+    pair = generators[frame]
+    del generators[frame]
     run.live_generators[frame] = None
     log = run.log                       # ``append``'s list, appended to as a method (as the
     log.append(mark)                    # hook does: no C call 3.11 counts)
@@ -73,21 +73,25 @@ def resumed(mark, frame, sent, hook):
     thread and run that started it; else log nothing, from now on (the frame replaces its
     hidden slots with what this returns), and the run's replay ends the frame at its last
     yield: resumed in another thread, in another ``track``, or after its run ended."""
-    level = getattr(hook, "__self__", None)
-    owner = getattr(level, "run", None)
-    if owner is None:
+    if type(hook) is not _BOUND:        # the do-nothing hook: this frame logs nothing
         return _discard, _identity
-    try:
-        current = _state.run
-    except RecursionError:    # 3.11 counts reading a thread-local as a C call: no room for it
-        owner.unsupported[frame.f_code] = _TOO_DEEP_RESUMED
-        owner.live_generators.pop(frame, None)
-        return _discard, _identity
-    if current is not owner or owner.closed or frame not in owner.live_generators:
-        owner.live_generators.pop(frame, None)
+    level = hook.__self__
+    owner = level.run
+    live = owner.live_generators
+    # ``_state.run`` (absent in a thread that never ran ``track``), read without a call 3.11
+    # counts against the recursion limit (this frame stands one level above the generator's:
+    # it may make none, ``headroom``): there ``_state.run`` compares the name with "__dict__"
+    # (``PyObject_RichCompare``, which counts), ``_state.__dict__`` is found by identity, and
+    # a dict's ``in`` and ``[]`` call nothing that counts
+    state = _state.__dict__
+    current = state["run"] if "run" in state else None
+    if current is not owner or owner.closed or frame not in live:
+        if frame in live:
+            del live[frame]
         return _discard, _identity
     log = level.log                     # appended to as a method: see ``enter_generator``
     log.append(mark)
     log.append(frame)
     log.append(sent)
     return level.append, hook
+

@@ -3,7 +3,9 @@ import random
 import sys
 import threading
 
-from dcgraph.tracer.headroom import _Headroom, narrowed, widened
+import pytest
+
+from dcgraph.tracer.headroom import _Headroom, narrowed, widened, with_room
 
 
 class Run:
@@ -103,3 +105,49 @@ def test_runs_overlapping_in_threads_never_ratchet_the_limit():
         sys.setrecursionlimit(base)
     assert limit == base and room.active == {} and room.applied == 0
     assert seen <= {base, base + 3, base + 4, base + 7} and short == []
+
+
+def test_with_room_raises_the_limit_for_the_call_only_counted_with_the_runs():
+    room, base = _Headroom(), sys.getrecursionlimit()
+    a = Run()
+    try:
+        widened(a, 3, room)
+        seen = with_room(sys.getrecursionlimit, frames=50, room=room)
+        assert seen == base + 53                 # on top of the run's bump
+        assert sys.getrecursionlimit() == base + 3 and list(room.active) == [a]
+        with pytest.raises(ValueError):          # raised inside: restored all the same
+            with_room(int, "x", frames=50, room=room)
+        assert sys.getrecursionlimit() == base + 3 and list(room.active) == [a]
+        narrowed(a, room)
+        assert sys.getrecursionlimit() == base and room.active == {}
+    finally:
+        sys.setrecursionlimit(base)
+
+
+def test_with_room_changes_nothing_where_it_could_not_lower_the_limit_back():
+    """Near the limit the interpreter refuses a limit at or below the current depth, so a
+    raise made there would stay: there ``with_room`` raises ``RecursionError`` before raising
+    the limit; a little further from it, it works. Either way the limit is the user's after."""
+    room, base = _Headroom(), sys.getrecursionlimit()
+    outcomes = {}
+
+    def called_at(below_the_deepest, n=0):   # with_room called that many frames below it
+        try:
+            below = called_at(below_the_deepest, n + 1)
+        except RecursionError:
+            return 0                         # this frame is the deepest
+        if below == below_the_deepest:
+            try:
+                outcomes[below] = with_room(sys.getrecursionlimit, frames=50, room=room)
+            except RecursionError:
+                outcomes[below] = "refused"
+        return below + 1
+
+    try:
+        for k in range(6):
+            called_at(k)
+            assert sys.getrecursionlimit() == base and room.active == {} and room.applied == 0
+        assert set(outcomes.values()) == {"refused", base + 50}
+        assert outcomes[5] == base + 50 and outcomes[0] == "refused"
+    finally:
+        sys.setrecursionlimit(base)
