@@ -29,6 +29,7 @@ site's outcome never depends on the switch.
 from __future__ import annotations
 
 import operator
+import sys
 import types
 import weakref
 
@@ -128,7 +129,8 @@ def _user_operators(cls, ctx) -> bool:
 
 def _named(value, ctx) -> bool:
     """Is ``value`` such a class, or an instance of one?"""
-    return _user_operators(value if isinstance(value, type) else type(value), ctx)
+    kind = type(value)     # (``isinstance`` would read a proxy's ``__class__``)
+    return _user_operators(value if issubclass(kind, type) else kind, ctx)
 
 
 def guards_operators(fn, ctx, seen: dict | None = None) -> bool:
@@ -141,42 +143,61 @@ def guards_operators(fn, ctx, seen: dict | None = None) -> bool:
     if not TABLED:
         return False
     scope = fn.__globals__
-    names = fn.__code__.co_names
-    roots, spaces = [], []
-    for name in names:
+    roots, spaces = [], None
+    for name in fn.__code__.co_names:
         value = scope.get(name)
-        if value is None or type(value) in LEAF_TYPES and type(value) is not types.ModuleType:
+        if value is None:
             continue
-        if _named(value, ctx):
+        kind = type(value)
+        if kind is _MODULE:
+            if not _library_module(value.__name__, ctx):
+                spaces = [value] if spaces is None else spaces + [value]
+        elif kind in LEAF_TYPES:
+            continue
+        elif _named(value, ctx):
             return True
-        if type(value) is types.ModuleType or isinstance(value, type) and \
-                value.__flags__ & _HEAPTYPE:
-            if not _primitive_module(value, ctx):
-                spaces.append(value)
-        else:
+        elif not issubclass(kind, type):
             roots.append(value)
-    for cell in fn.__closure__ or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:              # an empty cell
-            continue
-        if _named(value, ctx):
-            return True
-        roots.append(value)
-    roots.extend(fn.__defaults__ or ())
+        elif value.__flags__ & _HEAPTYPE and not _primitive_module(value.__module__, ctx):
+            spaces = [value] if spaces is None else spaces + [value]
+    if fn.__closure__ is not None:
+        for cell in fn.__closure__:
+            try:
+                value = cell.cell_contents
+            except ValueError:              # an empty cell
+                continue
+            if _named(value, ctx):
+                return True
+            roots.append(value)
+    if fn.__defaults__ is not None:
+        roots.extend(fn.__defaults__)
     if fn.__kwdefaults__:
         roots.extend(fn.__kwdefaults__.values())
-    if spaces:
-        found = namespace_values(spaces, names, lambda cls: _user_operators(cls, ctx))
+    if spaces is not None:
+        found = namespace_values(spaces, fn.__code__.co_names, _user_operators, ctx)
         if found is True:
             return True
         roots.extend(found)
-    return bool(roots) and reaches_operators(roots, lambda cls: _user_operators(cls, ctx), seen)
+    return bool(roots) and reaches_operators(roots, _user_operators, ctx, seen)
 
 
-def _primitive_module(space, ctx) -> bool:
-    name = space.__name__ if type(space) is types.ModuleType else space.__module__
+_MODULE = types.ModuleType
+
+
+def _primitive_module(name, ctx) -> bool:
     return isinstance(name, str) and name.partition(".")[0] in ctx.primitive_modules
+
+
+def _library_module(name, ctx) -> bool:
+    """Is the module ``name`` one whose attributes are never the user's objects: the standard
+    library's (``math``) or one the context keeps primitive?"""
+    if not isinstance(name, str):
+        return False
+    top = name.partition(".")[0]
+    return top in _STANDARD_LIBRARY or top in ctx.primitive_modules
+
+
+_STANDARD_LIBRARY = sys.stdlib_module_names
 
 
 def operator_arguments(args: tuple, kwargs: dict, ctx, f=None, seen: dict | None = None) -> bool:
@@ -185,10 +206,11 @@ def operator_arguments(args: tuple, kwargs: dict, ctx, f=None, seen: dict | None
     ``__self__``, a callable object)?"""
     if not TABLED:
         return False
-    roots = [*args, *kwargs.values()] if kwargs else list(args)
-    if f is not None and type(f) is not types.FunctionType:
-        roots.append(f.__self__ if type(f) is types.MethodType else f)
-    return reaches_operators(roots, lambda cls: _user_operators(cls, ctx), seen)
+    if kwargs:
+        args = (*args, *kwargs.values())
+    if f is not None and type(f) is not _FUNCTION:
+        args = (*args, f.__self__ if type(f) is types.MethodType else f)
+    return reaches_operators(args, _user_operators, ctx, seen)
 
 
 def sees_operators(f, ctx) -> bool:

@@ -4,9 +4,11 @@ A plain instruction applies such an object's operator untraced (``operator_guard
 run turns its guards on when one is within reach of what its frames start with: the root's
 arguments, and each traced function's globals, closure cells and defaults. Reach goes through
 the items of lists, tuples, sets, dicts, deques and object arrays, the instance dicts and slots
-of Python objects, their classes' attributes, and, for the names a function reads, the
+of Python objects (not those of classes from modules the context keeps primitive), their
+classes' attributes, and, for the names a function reads, the
 attributes of modules and classes (``mod.CONST``, ``pkg.sub.CONST``, ``Config.SCALE``). No
-user code runs during the walk (descriptors are read from the class, containers through their
+user code runs during the walk (types are tested with ``issubclass``, never ``isinstance``,
+which reads ``__class__``; descriptors are read from the class, containers through their
 builtin base's methods).
 
 Bounded: a walk visits at most ``WALK_BOUND`` objects one by one (nested builtin containers of
@@ -83,81 +85,112 @@ def _fields(obj, kind) -> list:
 
 def _items(obj, kind):
     """The items of a container (a subclass's through its builtin base), or None."""
-    if kind is dict or isinstance(obj, dict):
+    if issubclass(kind, dict):
         return [*dict.keys(obj), *dict.values(obj)]
     for base, iterate in _ITEMS.items():
-        if kind is base or isinstance(obj, base):
+        if issubclass(kind, base):
             return list(iterate(obj))
-    if kind is np.ndarray:
-        return obj.ravel().tolist() if obj.dtype.hasobject else ()
+    if issubclass(kind, np.ndarray):
+        return obj.ravel().tolist() if obj.dtype.hasobject else None
     return None
 
 
-def reaches_operators(roots, has_operators, seen: dict | None = None) -> bool:
-    """Is an instance of a class for which ``has_operators(cls)`` holds within reach of the
-    objects ``roots`` (see the module's docstring)? ``seen``: id -> object of those a walk
+def _opaque(kind) -> bool:
+    """Is ``kind`` a C type holding nothing the walk follows (not a container, not an
+    array)? Remembered per type (C types live as long as their module)."""
+    hit = _opaque_kinds.get(kind)
+    if hit is None:
+        hit = not kind.__flags__ & _HEAPTYPE and not issubclass(
+            kind, (dict, np.ndarray, *_CONTAINERS))
+        if len(_opaque_kinds) < 1024:
+            _opaque_kinds[kind] = hit
+    return hit
+
+
+_opaque_kinds: dict = {}
+
+
+def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bool:
+    """Is an instance of a class for which ``has_operators(cls, ctx)`` holds within reach of
+    the objects ``roots`` (see the module's docstring)? ``seen``: id -> object of those a walk
     of the same run already found clear (they are kept alive, so an id is never reused)."""
-    stack = [v for v in roots if type(v) not in LEAF_TYPES]
-    visits = 0
-    while stack:
-        obj = stack.pop()
+    stack = None
+    for obj in roots:
         kind = type(obj)
-        if kind in LEAF_TYPES or isinstance(obj, type) or (seen is not None and id(obj) in seen):
+        if kind in LEAF_TYPES or kind is np.ndarray and not obj.dtype.hasobject:
             continue
         if kind in _MARSHALLED:
             try:                  # only builtin numbers, strings and containers inside: clear
                 marshal.dumps(obj, 2)
+                continue
             except (ValueError, RecursionError):
                 pass
-            else:
-                if seen is not None:
-                    seen[id(obj)] = obj
+        if stack is None:
+            stack = []
+        stack.append(obj)
+    if stack is None:
+        return False
+    if seen is None:
+        seen = {}
+    visits = 0
+    while stack:
+        obj = stack.pop()
+        kind = type(obj)
+        if kind in LEAF_TYPES or id(obj) in seen or _opaque(kind) or issubclass(kind, type):
+            continue
+        seen[id(obj)] = obj
+        if kind in _MARSHALLED:
+            try:                  # only builtin numbers, strings and containers inside: clear
+                marshal.dumps(obj, 2)
                 continue
+            except (ValueError, RecursionError):
+                pass
         visits += 1
         if visits > WALK_BOUND:
             return True
-        if seen is not None:
-            seen[id(obj)] = obj
         items = _items(obj, kind)
         if kind.__flags__ & _HEAPTYPE:
-            if has_operators(kind):
+            if has_operators(kind, ctx):
                 return True
+            module = kind.__module__
+            if isinstance(module, str) and module.partition(".")[0] in ctx.primitive_modules:
+                continue                         # a library's object: its own business
             stack.extend(v for v in _fields(obj, kind) if type(v) not in LEAF_TYPES)
             for klass in kind.__mro__:           # class attributes: once per class and run
-                if klass.__flags__ & _HEAPTYPE and (seen is None or id(klass) not in seen):
-                    if seen is not None:
-                        seen[id(klass)] = klass
+                if klass.__flags__ & _HEAPTYPE and id(klass) not in seen:
+                    seen[id(klass)] = klass
                     stack.extend(v for v in klass.__dict__.values()
                                  if type(v) not in LEAF_TYPES)
-        if items:
-            if not LEAF_TYPES.issuperset(map(type, items)):
-                stack.extend(v for v in items if type(v) not in LEAF_TYPES)
+        if items and not LEAF_TYPES.issuperset(map(type, items)):
+            stack.extend(v for v in items if type(v) not in LEAF_TYPES)
     return False
 
 
-def namespace_values(namespaces: list, names, has_operators):
+def namespace_values(spaces: list, names, has_operators, ctx):
     """The values that the attribute names ``names`` (a function's ``co_names``) have in the
-    modules and classes ``namespaces``, following modules and classes found that way
+    modules and classes ``spaces``, following modules and classes found that way
     (``pkg.sub.CONST``); True instead when one is a class with operators."""
     values, done = [], set()
-    while namespaces:
-        space = namespaces.pop()
+    while spaces:
+        space = spaces.pop()
         if id(space) in done:
             continue
         done.add(id(space))
-        is_module = type(space) is types.ModuleType
-        table = vars(space) if is_module else None
+        table = vars(space) if type(space) is types.ModuleType else None
         for name in names:
-            value = table.get(name) if is_module else _descriptor(space, name)
+            value = table.get(name) if table is not None else _descriptor(space, name)
             if value is None:
                 continue
-            if isinstance(value, type):
-                if has_operators(value):
+            kind = type(value)
+            if kind is types.ModuleType:
+                spaces.append(value)
+            elif kind in LEAF_TYPES:
+                continue
+            elif issubclass(kind, type):
+                if has_operators(value, ctx):
                     return True
                 if value.__flags__ & _HEAPTYPE:
-                    namespaces.append(value)
-            elif type(value) is types.ModuleType:
-                namespaces.append(value)
-            elif type(value) not in LEAF_TYPES:
+                    spaces.append(value)
+            else:
                 values.append(value)
     return values
