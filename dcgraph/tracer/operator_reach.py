@@ -3,21 +3,22 @@
 A plain instruction applies such an object's operator untraced (``operator_guards``), so a
 run turns its guards on when one is within reach of what its frames start with: the root's
 arguments, and each traced function's globals, closure cells and defaults. Reach goes through
-the items of lists, tuples, sets, dicts, deques and object arrays, the instance dicts and slots
-of Python objects (not those of classes from modules the context keeps primitive), their
-classes' attributes, and, for the names a function reads, the
-attributes of modules and classes (``mod.CONST``, ``pkg.sub.CONST``, ``Config.SCALE``). No
-user code runs during the walk (types are tested with ``issubclass``, never ``isinstance``,
-which reads ``__class__``; descriptors are read from the class, containers through their
-builtin base's methods).
+the items of lists, tuples, sets, dicts, deques and object arrays, the instance dicts and
+slots of Python objects (not those of classes from modules the context keeps primitive), their
+classes' attributes, and, for the names a function reads, the attributes of modules and
+classes (``mod.CONST``, ``pkg.sub.CONST``, ``Config.SCALE``; ``operator_guards`` leaves out
+the standard library's modules). No user code runs during the walk: types are tested with
+``issubclass`` (``isinstance`` reads ``__class__``), descriptors are read from the class,
+containers through their builtin base's methods.
 
-Bounded: a walk visits at most ``WALK_BOUND`` objects one by one (nested builtin containers of
-numbers and strings pass in one ``marshal`` call, in C); a walk that reaches the bound answers
-yes (guards on: the tape is complete, at the guarded variant's cost). Objects out of reach stay
-unseen: one made by C code from nothing (``pickle.loads``), one reached through a C object
-(``functools.partial``, an iterator) or a dynamic lookup (``getattr(mod, name)`` with a
-computed name, ``globals()[...]``). An operator on such an object before any other sign is a
-primitive node, which ``ad.dunders`` differentiates through the methods.
+Bounded: a walk visits at most ``WALK_BOUND`` objects one by one, breadth first (nested
+builtin containers of numbers and strings pass in one ``marshal`` call, in C), about a
+millisecond; what lies deeper stays unseen, so a program holding a large graph of objects is
+traced as before. Out of reach, then: what lies past the bound, an object made by C code from
+nothing (``pickle.loads``), one found through a C object (``functools.partial``, an
+iterator), a computed name (``getattr(mod, name)``, ``globals()[...]``) or a standard-library
+module's attribute. An operator on such an object before any other sign is a primitive node,
+which ``ad.dunders`` differentiates through the methods.
 """
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ import numpy as np
 
 __all__ = ["reaches_operators", "WALK_BOUND", "LEAF_TYPES"]
 
-WALK_BOUND = 4096        # objects one walk visits one by one before it answers yes
+WALK_BOUND = 1024        # objects one walk visits one by one (about 1 us each)
 
 _HEAPTYPE = 1 << 9
 _CONTAINERS = (list, tuple, set, frozenset, collections.deque)
-_ITEMS = {kind: kind.__iter__ for kind in _CONTAINERS}
+_ITEMS = {kind: (lambda obj, iterate=kind.__iter__: list(iterate(obj))) for kind in _CONTAINERS}
 _MARSHALLED = frozenset({list, tuple, dict, set, frozenset})
 
 
@@ -62,58 +63,57 @@ def _descriptor(kind, name):
     return None
 
 
-def _fields(obj, kind) -> list:
-    """The values an instance of a Python class holds: its dict's, its slots' (read through
-    the class's C descriptors, never a user's ``__getattr__`` or property)."""
-    values = []
+_OPAQUE, _FOUND = 0, 1       # plans that end a visit: nothing to follow; operators found
+
+
+def _plan(kind, has_operators, ctx, stack):
+    """How a walk visits instances of ``kind``: ``_OPAQUE``, ``_FOUND``, or (how to list a
+    container's items or None, the instance dict's C descriptor or None, the slots' C
+    descriptors). Pushes the class attributes of a Python class (once per walk)."""
+    heap = kind.__flags__ & _HEAPTYPE
+    if heap:
+        if has_operators(kind, ctx):
+            return _FOUND
+        module = kind.__module__
+        if isinstance(module, str) and module.partition(".")[0] in ctx.primitive_modules:
+            return _OPAQUE                       # a library's object: its own business
+    items = None
+    if issubclass(kind, dict):
+        items = _dict_items
+    elif issubclass(kind, np.ndarray):
+        items = _array_items
+    else:
+        for base, iterate in _ITEMS.items():
+            if issubclass(kind, base):
+                items = iterate
+                break
+    if not heap:
+        return (items, None, ()) if items is not None else _OPAQUE
     holder = _descriptor(kind, "__dict__")
-    if type(holder) is types.GetSetDescriptorType:
-        table = holder.__get__(obj, kind)
-        if type(table) is dict:
-            values.extend(table.values())
+    members = []
     for klass in kind.__mro__:
+        if klass.__flags__ & _HEAPTYPE:
+            stack.extend(v for v in klass.__dict__.values() if type(v) not in LEAF_TYPES)
         slots = klass.__dict__.get("__slots__", ())
-        for name in (slots,) if isinstance(slots, str) else slots:
+        for name in (slots,) if type(slots) is str else slots:
             member = klass.__dict__.get(name)
             if type(member) is types.MemberDescriptorType:
-                try:
-                    values.append(member.__get__(obj, kind))
-                except AttributeError:          # an unset slot
-                    pass
-    return values
+                members.append(member)
+    return items, holder if type(holder) is types.GetSetDescriptorType else None, members
 
 
-def _items(obj, kind):
-    """The items of a container (a subclass's through its builtin base), or None."""
-    if issubclass(kind, dict):
-        return [*dict.keys(obj), *dict.values(obj)]
-    for base, iterate in _ITEMS.items():
-        if issubclass(kind, base):
-            return list(iterate(obj))
-    if issubclass(kind, np.ndarray):
-        return obj.ravel().tolist() if obj.dtype.hasobject else None
-    return None
+def _dict_items(obj):
+    return [*dict.keys(obj), *dict.values(obj)]
 
 
-def _opaque(kind) -> bool:
-    """Is ``kind`` a C type holding nothing the walk follows (not a container, not an
-    array)? Remembered per type (C types live as long as their module)."""
-    hit = _opaque_kinds.get(kind)
-    if hit is None:
-        hit = not kind.__flags__ & _HEAPTYPE and not issubclass(
-            kind, (dict, np.ndarray, *_CONTAINERS))
-        if len(_opaque_kinds) < 1024:
-            _opaque_kinds[kind] = hit
-    return hit
-
-
-_opaque_kinds: dict = {}
+def _array_items(obj):
+    return obj.ravel().tolist() if obj.dtype.hasobject else ()
 
 
 def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bool:
     """Is an instance of a class for which ``has_operators(cls, ctx)`` holds within reach of
     the objects ``roots`` (see the module's docstring)? ``seen``: id -> object of those a walk
-    of the same run already found clear (they are kept alive, so an id is never reused)."""
+    of the same run already visited (they are kept alive, so an id is never reused)."""
     stack = None
     for obj in roots:
         kind = type(obj)
@@ -126,19 +126,29 @@ def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bo
             except (ValueError, RecursionError):
                 pass
         if stack is None:
-            stack = []
+            stack = collections.deque()
         stack.append(obj)
     if stack is None:
         return False
     if seen is None:
         seen = {}
+    plans: dict = {}
     visits = 0
+    pop, push, leaves = stack.popleft, stack.append, LEAF_TYPES     # breadth first
     while stack:
-        obj = stack.pop()
+        obj = pop()
         kind = type(obj)
-        if kind in LEAF_TYPES or id(obj) in seen or _opaque(kind) or issubclass(kind, type):
+        if kind in leaves or id(obj) in seen:
             continue
         seen[id(obj)] = obj
+        plan = plans.get(kind)
+        if plan is None:
+            plan = plans[kind] = _plan(kind, has_operators, ctx, stack) \
+                if not issubclass(kind, type) else _OPAQUE
+        if plan is _OPAQUE:
+            continue
+        if plan is _FOUND:
+            return True
         if kind in _MARSHALLED:
             try:                  # only builtin numbers, strings and containers inside: clear
                 marshal.dumps(obj, 2)
@@ -147,22 +157,25 @@ def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bo
                 pass
         visits += 1
         if visits > WALK_BOUND:
-            return True
-        items = _items(obj, kind)
-        if kind.__flags__ & _HEAPTYPE:
-            if has_operators(kind, ctx):
-                return True
-            module = kind.__module__
-            if isinstance(module, str) and module.partition(".")[0] in ctx.primitive_modules:
-                continue                         # a library's object: its own business
-            stack.extend(v for v in _fields(obj, kind) if type(v) not in LEAF_TYPES)
-            for klass in kind.__mro__:           # class attributes: once per class and run
-                if klass.__flags__ & _HEAPTYPE and id(klass) not in seen:
-                    seen[id(klass)] = klass
-                    stack.extend(v for v in klass.__dict__.values()
-                                 if type(v) not in LEAF_TYPES)
-        if items and not LEAF_TYPES.issuperset(map(type, items)):
-            stack.extend(v for v in items if type(v) not in LEAF_TYPES)
+            return False          # past the bound: what lies beyond stays unseen
+        items, holder, members = plan
+        if holder is not None:
+            table = holder.__get__(obj, kind)
+            if type(table) is dict:
+                for v in table.values():
+                    if type(v) not in leaves:
+                        push(v)
+        for member in members:
+            try:
+                v = member.__get__(obj, kind)
+            except AttributeError:              # an unset slot
+                continue
+            if type(v) not in leaves:
+                push(v)
+        if items is not None:
+            values = items(obj)
+            if values and not leaves.issuperset(map(type, values)):
+                stack.extend(v for v in values if type(v) not in leaves)
     return False
 
 
