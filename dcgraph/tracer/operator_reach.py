@@ -64,6 +64,7 @@ def _descriptor(kind, name):
 
 
 _OPAQUE, _FOUND = 0, 1       # plans that end a visit: nothing to follow; operators found
+_OPAQUE_TYPES: dict = {}     # C types (never freed) whose instances hold nothing to follow
 
 
 def _plan(kind, has_operators, ctx, stack):
@@ -117,7 +118,8 @@ def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bo
     stack = None
     for obj in roots:
         kind = type(obj)
-        if kind in LEAF_TYPES or kind is np.ndarray and not obj.dtype.hasobject:
+        if kind in LEAF_TYPES or kind is np.ndarray and not obj.dtype.hasobject or \
+                _OPAQUE_TYPES.get(kind, False):
             continue
         if kind in _MARSHALLED:
             try:                  # only builtin numbers, strings and containers inside: clear
@@ -145,6 +147,8 @@ def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bo
         if plan is None:
             plan = plans[kind] = _plan(kind, has_operators, ctx, stack) \
                 if not issubclass(kind, type) else _OPAQUE
+            if plan is _OPAQUE and not kind.__flags__ & _HEAPTYPE and len(_OPAQUE_TYPES) < 1024:
+                _OPAQUE_TYPES[kind] = True      # a C type: the same answer for every walk
         if plan is _OPAQUE:
             continue
         if plan is _FOUND:
