@@ -78,6 +78,8 @@ CASES = {
     "copy of the holder": ("def f(a, box):\n    return (copy.copy(box).v * a)[0]\n",
                            {"copy": copy}, (Box(V(2.0, 3.0)),), lambda a: 2.0 * a,
                            ["__mul__", "__getitem__"]),
+    "in place": ("def f(a, box):\n    w = box.v\n    w *= a\n    return w[0]\n", {},
+                 (Box(V(2.0, 3.0)),), lambda a: 2.0 * a, ["__mul__", "__getitem__"]),
     "getattr": ("def f(a, box):\n    return (getattr(box, 'v') * a)[1]\n", {},
                 (Box(V(2.0, 3.0)),), lambda a: 3.0 * a, ["__mul__", "__getitem__"]),
 }
