@@ -25,6 +25,7 @@ from __future__ import annotations
 import collections
 import marshal
 import types
+from itertools import chain, islice
 
 import numpy as np
 
@@ -34,7 +35,8 @@ WALK_BOUND = 1024        # objects one walk visits one by one (about 1 us each)
 
 _HEAPTYPE = 1 << 9
 _CONTAINERS = (list, tuple, set, frozenset, collections.deque)
-_ITEMS = {kind: (lambda obj, iterate=kind.__iter__: list(iterate(obj))) for kind in _CONTAINERS}
+_ITEMS = {kind: kind.__iter__ for kind in _CONTAINERS}
+_QUEUE_BOUND = 8 * WALK_BOUND   # most objects a walk queues: items past it are left out
 _MARSHALLED = frozenset({list, tuple, dict, set, frozenset})
 
 
@@ -103,30 +105,47 @@ def _plan(kind, has_operators, ctx, stack):
     return items, holder if type(holder) is types.GetSetDescriptorType else None, members
 
 
+def _marshals(obj) -> bool:
+    """Does ``marshal`` take the builtin container ``obj`` (then only builtin numbers, strings,
+    containers and buffers are inside, and it is clear)? A long one is tried only when its
+    first items could be marshalled: a failing ``dumps`` still runs through every item."""
+    if len(obj) > _PREFIX and not _MARSHALLABLE.issuperset(
+            map(type, islice(dict.values(obj) if type(obj) is dict else obj, _PREFIX))):
+        return False
+    try:
+        marshal.dumps(obj, 2)
+        return True
+    except (ValueError, RecursionError):
+        return False
+
+
+_PREFIX = 256
+_MARSHALLABLE = frozenset({int, float, complex, bool, str, bytes, type(None), list, tuple, dict,
+                           set, frozenset})
+
+
 def _dict_items(obj):
-    return [*dict.keys(obj), *dict.values(obj)]
+    return chain(dict.keys(obj), dict.values(obj))
 
 
 def _array_items(obj):
-    return obj.ravel().tolist() if obj.dtype.hasobject else ()
+    return obj.flat if obj.dtype.hasobject else ()
 
 
 def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bool:
     """Is an instance of a class for which ``has_operators(cls, ctx)`` holds within reach of
     the objects ``roots`` (see the module's docstring)? ``seen``: id -> object of those a walk
     of the same run already visited (they are kept alive, so an id is never reused)."""
-    stack = None
+    stack, failed = None, set()
     for obj in roots:
         kind = type(obj)
         if kind in LEAF_TYPES or kind is np.ndarray and not obj.dtype.hasobject or \
                 _OPAQUE_TYPES.get(kind, False):
             continue
         if kind in _MARSHALLED:
-            try:                  # only builtin numbers, strings and containers inside: clear
-                marshal.dumps(obj, 2)
+            if _marshals(obj):
                 continue
-            except (ValueError, RecursionError):
-                pass
+            failed.add(id(obj))
         if stack is None:
             stack = collections.deque()
         stack.append(obj)
@@ -153,22 +172,19 @@ def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bo
             continue
         if plan is _FOUND:
             return True
-        if kind in _MARSHALLED:
-            try:                  # only builtin numbers, strings and containers inside: clear
-                marshal.dumps(obj, 2)
-                continue
-            except (ValueError, RecursionError):
-                pass
+        if kind in _MARSHALLED and id(obj) not in failed and _marshals(obj):
+            continue
         visits += 1
         if visits > WALK_BOUND:
             return False          # past the bound: what lies beyond stays unseen
         items, holder, members = plan
+        room = _QUEUE_BOUND - len(stack)         # more than the walk could ever visit
+        if room <= 0:
+            continue
         if holder is not None:
             table = holder.__get__(obj, kind)
             if type(table) is dict:
-                for v in table.values():
-                    if type(v) not in leaves:
-                        push(v)
+                stack.extend(v for v in islice(table.values(), room) if type(v) not in leaves)
         for member in members:
             try:
                 v = member.__get__(obj, kind)
@@ -177,7 +193,7 @@ def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bo
             if type(v) not in leaves:
                 push(v)
         if items is not None:
-            values = items(obj)
+            values = list(islice(items(obj), room))
             if values and not leaves.issuperset(map(type, values)):
                 stack.extend(v for v in values if type(v) not in leaves)
     return False

@@ -240,3 +240,11 @@ def test_library_objects_and_standard_modules_are_not_entered():
         assert dcgraph.grad(g)(1.5) == pytest.approx(1.0, rel=1e-12)
     finally:
         del math.ORIGIN_FOR_TEST
+
+
+def test_a_long_list_of_objects_is_walked_in_bounded_time():
+    import time
+    many = [Box(float(i)) for i in range(200_000)]
+    start = time.perf_counter()
+    assert not operator_guards.operator_arguments((many,), {}, dcgraph.Context())
+    assert time.perf_counter() - start < 0.05       # about 1 ms: the queue is bounded too
