@@ -7,10 +7,11 @@ Python methods it runs. The type tests cost scalar loops about a quarter of thei
 so a run guards only once it has met a class defining operators in Python
 (``Run.guard_operators``):
 
-- a root argument, or an item of a list, tuple or dict argument, is an instance of one
-  (``operator_arguments``);
-- a function it traces names one, or an instance of one, in its globals or closure
-  (``guards_operators``);
+- one is within reach (``operator_reach``: items, attributes, class attributes, bounded) of
+  the root's arguments or of the object the root is bound to (``operator_arguments``);
+- one, or a class with operators, is within reach of what a function it traces starts with:
+  the names it reads globally and the attributes of modules and classes it names
+  (``mod.CONST``), its closure cells, its defaults (``guards_operators``);
 - a call it decides is such a class, an instance of one (``__call__``), or a method bound to
   one (``sees_operators``).
 
@@ -18,19 +19,23 @@ From then on its calls run the guarded variant of their code, and the frames alr
 take the guarded path at their *switched* sites, which test ``GUARDING`` first (non-empty while
 some run guards: the run appends a token and takes it back at ``close``). Only the sites a call
 that the hook may trace precedes are switched: the switch can only turn on inside such a call.
-An operator on such an object that runs before any of those signs (the object reached only
-through an attribute or a nested container of another) goes through a plain instruction and is
-a primitive node, which ``ad.dunders`` differentiates by tracing the methods during the
+An operator on such an object that runs before any of those signs (an object out of reach at
+the start: made by C code from nothing, as ``pickle.loads`` does, or found through a C object
+or a computed name, see ``operator_reach``) goes through a plain instruction and is a
+primitive node, which ``ad.dunders`` differentiates by tracing the methods during the
 backward pass. A run of another thread that finds the switch on only pays the type tests: a
 site's outcome never depends on the switch.
 """
 from __future__ import annotations
 
 import operator
+import sys
 import types
 import weakref
 
 import numpy as np
+
+from .operator_reach import LEAF_TYPES, namespace_values, reaches_operators
 
 __all__ = ["PLAIN_TYPES", "PLAIN_ATTRIBUTE_TYPES", "DUNDERS", "OPERATOR_NAMES", "GUARDING",
            "TABLED", "has_python_operators", "guards_operators", "operator_arguments",
@@ -124,44 +129,88 @@ def _user_operators(cls, ctx) -> bool:
 
 def _named(value, ctx) -> bool:
     """Is ``value`` such a class, or an instance of one?"""
-    return _user_operators(value if isinstance(value, type) else type(value), ctx)
+    kind = type(value)     # (``isinstance`` would read a proxy's ``__class__``)
+    return _user_operators(value if issubclass(kind, type) else kind, ctx)
 
 
-def guards_operators(fn, ctx) -> bool:
-    """Does a name ``fn`` reads globally, or a cell it closes over, hold a class defining
-    operators in Python or an instance of one (classes of modules the context ``ctx`` keeps
-    primitive do not count: their methods are never traced)? False on a version whose table
-    guards no operators."""
+def guards_operators(fn, ctx, seen: dict | None = None) -> bool:
+    """Is a class defining operators in Python (classes of modules the context ``ctx`` keeps
+    primitive do not count: their methods are never traced), or an instance of one, within
+    reach (``operator_reach``) of what ``fn`` starts with: the names it reads globally and
+    their attributes it names (``mod.CONST``), its closure cells and its defaults? ``seen``:
+    the run's objects already found clear. False on a version whose table guards no
+    operators."""
     if not TABLED:
         return False
     scope = fn.__globals__
+    roots, spaces = [], None
     for name in fn.__code__.co_names:
         value = scope.get(name)
-        if value is not None and _named(value, ctx):
+        if value is None:
+            continue
+        kind = type(value)
+        if kind is _MODULE:
+            if not _library_module(value.__name__, ctx):
+                spaces = [value] if spaces is None else spaces + [value]
+        elif kind in LEAF_TYPES:
+            continue
+        elif _named(value, ctx):
             return True
-    for cell in fn.__closure__ or ():
-        try:
-            if _named(cell.cell_contents, ctx):
+        elif not issubclass(kind, type):
+            roots.append(value)
+        elif value.__flags__ & _HEAPTYPE and not _primitive_module(value.__module__, ctx):
+            spaces = [value] if spaces is None else spaces + [value]
+    if fn.__closure__ is not None:
+        for cell in fn.__closure__:
+            try:
+                value = cell.cell_contents
+            except ValueError:              # an empty cell
+                continue
+            if _named(value, ctx):
                 return True
-        except ValueError:              # an empty cell
-            pass
-    return False
+            roots.append(value)
+    if fn.__defaults__ is not None:
+        roots.extend(fn.__defaults__)
+    if fn.__kwdefaults__:
+        roots.extend(fn.__kwdefaults__.values())
+    if spaces is not None:
+        found = namespace_values(spaces, fn.__code__.co_names, _user_operators, ctx)
+        if found is True:
+            return True
+        roots.extend(found)
+    return bool(roots) and reaches_operators(roots, _user_operators, ctx, seen)
 
 
-def operator_arguments(args: tuple, kwargs: dict, ctx) -> bool:
-    """Does a root argument (or an item of a list, tuple or dict argument) belong to a class
-    defining operators in Python?"""
+_MODULE = types.ModuleType
+
+
+def _primitive_module(name, ctx) -> bool:
+    return isinstance(name, str) and name.partition(".")[0] in ctx.primitive_modules
+
+
+def _library_module(name, ctx) -> bool:
+    """Is the module ``name`` one whose attributes are never the user's objects: the standard
+    library's (``math``) or one the context keeps primitive?"""
+    if not isinstance(name, str):
+        return False
+    top = name.partition(".")[0]
+    return top in _STANDARD_LIBRARY or top in ctx.primitive_modules
+
+
+_STANDARD_LIBRARY = sys.stdlib_module_names
+
+
+def operator_arguments(args: tuple, kwargs: dict, ctx, f=None, seen: dict | None = None) -> bool:
+    """Is an instance of a class defining operators in Python within reach (``operator_reach``)
+    of the root's arguments, or of the object the root ``f`` is bound to or is (a method's
+    ``__self__``, a callable object)?"""
     if not TABLED:
         return False
-    for value in (*args, *kwargs.values()) if kwargs else args:
-        kind = type(value)
-        if kind in PLAIN_TYPES and kind is not list and kind is not tuple and kind is not dict:
-            continue
-        items = value.values() if kind is dict else value if kind in (list, tuple) else (value,)
-        for item_kind in set(map(type, items)).difference(PLAIN_TYPES):   # in C: rows of floats
-            if _user_operators(item_kind, ctx):
-                return True
-    return False
+    if kwargs:
+        args = (*args, *kwargs.values())
+    if f is not None and type(f) is not _FUNCTION:
+        args = (*args, f.__self__ if type(f) is types.MethodType else f)
+    return reaches_operators(args, _user_operators, ctx, seen)
 
 
 def sees_operators(f, ctx) -> bool:

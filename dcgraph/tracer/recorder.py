@@ -212,6 +212,7 @@ class Run:
         # class -> its constructor (``classes.constructor``); none kept for a summary log
         self.constructors: dict | None = {} if log is None else None
         self.operators = False          # guards are on (``guard_operators``)
+        self.reached: dict = {}         # objects found clear of operators (``operator_reach``)
         self.dispatch: dict = {}        # per class (or pair): ``operators``' decisions
 
     def close(self) -> None:
@@ -237,6 +238,7 @@ class Run:
         self.shared_memo = None         # the memo keeps the callables it saw alive
         self.constructors = {} if not self.summary else None
         self.dispatch = {}
+        self.reached = {}
 
     def guard_operators(self) -> None:
         """From now on, calls run the guarded variant of their code (``instrument.guards``)
@@ -300,7 +302,7 @@ class Run:
         of whatever resumes them, not of the call that made it) and in a summary run (its
         frame is its identity in the log, which a summary log must not keep alive); so do
         coroutines and async generators, for the same reasons."""
-        if not self.operators and guards_operators(fn, self.ctx):
+        if not self.operators and guards_operators(fn, self.ctx, self.reached):
             self.guard_operators()
         copy = instrumented_copy(fn, self.unsupported, self.operators)
         if copy is not None and fn.__code__.co_flags & CO_RESUMABLE and (

@@ -53,7 +53,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         raise ValueError(f"track: values must be one of {VALUE_MODES}, got {values!r}")
     log = SummaryLog() if values == "summary" else None
     run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT, log)
-    if operator_arguments(args, kwargs, run.ctx):
+    if operator_arguments(args, kwargs, run.ctx, f, run.reached):
         run.guard_operators()
     target = f.__func__ if type(f) is types.MethodType else f
     traced = None

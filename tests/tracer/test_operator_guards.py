@@ -2,12 +2,14 @@
 3.13: a vector class's operators (unary ``+``, slices, properties included: 3.12's
 ``CALL_INTRINSIC_1``/``BINARY_SLICE``) print as the same nested calls on every version, and a
 run switches the guards on when it first meets such a class, also for the frame already
-running (a factory's result, a constructor reached through a module, a bound method of an
-object reached through an attribute). Operators that run before anything showed such a class
-stay primitive nodes, differentiated through ``ad.dunders``."""
+running (a factory's result, a constructor reached through a computed module attribute, a
+bound method of an object out of reach of ``operator_reach``). Operators that run before
+anything showed such a class (on an object made by ``pickle.loads``) stay primitive nodes,
+differentiated through ``ad.dunders``."""
 from __future__ import annotations
 
 import math
+import pickle
 import re
 import types
 
@@ -228,11 +230,12 @@ CORNERS = {
     # a factory named by the root: its globals name V (the root's frame is already running)
     "factory": ("def f(a):\n    v = make(a)\n    return (v + v * a)[0]\n", {"make": make},
                 lambda a: a + a * a, ["__mul__", "__add__", "__getitem__"]),
-    # a constructor reached through a module attribute
-    "module": ("def f(a):\n    v = vectors.V(a, 1.0)\n    return (-v).norm2 * a\n",
+    # a constructor reached through a computed module attribute (out of reach of the walk)
+    "module": ("def f(a):\n    v = getattr(vectors, 'V')(a, 1.0)\n    return (-v).norm2 * a\n",
                {"vectors": _module}, lambda a: (a * a + 1.0) * a, ["__neg__", "norm2"]),
-    # a bound method of an object reached through an attribute of an argument
-    "method": ("def f(a, box):\n    w = box.v.scaled(a)\n    return (w + w)[1]\n", {},
+    # a bound method of an object out of reach at the start (made by C code from bytes)
+    "method": ("def f(a, blob):\n    w = pickle.loads(blob).v.scaled(a)\n    return (w + w)[1]\n",
+               {"pickle": pickle},
                lambda a: 2.0 * 3.0 * a, ["scaled", "__add__", "__getitem__"]),
 }
 
@@ -241,7 +244,7 @@ CORNERS = {
 def test_guards_switch_on_inside_the_running_frame(case):
     source, scope, closed_form, methods = CORNERS[case]
     f = _function(source, scope)
-    args = (1.5, Box(V(2.0, 3.0))) if case == "method" else (1.5,)
+    args = (1.5, pickle.dumps(Box(V(2.0, 3.0)))) if case == "method" else (1.5,)
     value, tape = dcgraph.track(f, *args)
     tape.lint()
     assert value == pytest.approx(closed_form(1.5))
@@ -252,20 +255,22 @@ def test_guards_switch_on_inside_the_running_frame(case):
 
 
 def test_operators_before_any_sign_stay_primitive_and_differentiate_right():
-    """Nothing showed the class before ``box.v * a`` ran (no call, no name, no argument the
-    check sees): the operator is a primitive node holding a ``V``, which the backward pass
-    differentiates through the methods (``ad.dunders``)."""
-    f = _function("def f(a, box):\n    return (box.v * a)[0] + math.sin(a)\n", {"math": math})
-    box = Box(V(2.0, 3.0))
-    value, tape = dcgraph.track(f, 1.5, box)
+    """Nothing showed the class before ``box.v * a`` ran: ``box`` was made by C code from
+    bytes (out of reach of ``operator_reach``), with no call, name or argument a sign. The
+    operator is a primitive node holding a ``V``, which the backward pass differentiates
+    through the methods (``ad.dunders``)."""
+    f = _function("def f(a, blob):\n    return (pickle.loads(blob).v * a)[0] + math.sin(a)\n",
+                  {"math": math, "pickle": pickle})
+    blob = pickle.dumps(Box(V(2.0, 3.0)))
+    value, tape = dcgraph.track(f, 1.5, blob)
     tape.lint()
     assert value == pytest.approx(2.0 * 1.5 + math.sin(1.5))
     primitive = [n for n in tape.nodes if type(n) is PrimitiveCall and n.fn.__name__ == "mul"]
     assert len(primitive) == 1 and isinstance(primitive[0].value, V)
-    assert not any(type(n) is NestedCall for n in tape.nodes)
-    grad = dcgraph.grad(f, argnums=0)(1.5, box)
+    assert not any(type(n) is NestedCall and n.fn is V.__mul__ for n in tape.walk())
+    grad = dcgraph.grad(f, argnums=0)(1.5, blob)
     assert grad == pytest.approx(2.0 + math.cos(1.5), rel=1e-12)
-    assert grad == pytest.approx(_central(lambda a: f(a, box), 1.5), rel=1e-6)
+    assert grad == pytest.approx(_central(lambda a: f(a, blob), 1.5), rel=1e-6)
 
 
 def test_a_global_instance_switches_guards_on_and_a_raising_run_switches_them_off():
@@ -302,9 +307,10 @@ def test_plain_code_leaves_the_switch_off():
 
 def test_a_function_decided_before_the_switch_runs_guarded_after_it():
     helper = _function("def f(v):\n    return v + v\n", {})
-    f = _function("def f(a, box):\n    first = helper(box.v)[0]\n    w = box.v.scaled(a)\n"
-                  "    return first + helper(w)[0]\n", {"helper": helper})
-    box = Box(V(2.0, 3.0))
+    f = _function("def f(a, blob):\n    box = pickle.loads(blob)\n    first = helper(box.v)[0]\n"
+                  "    w = box.v.scaled(a)\n    return first + helper(w)[0]\n",
+                  {"helper": helper, "pickle": pickle})
+    box = pickle.dumps(Box(V(2.0, 3.0)))         # out of reach: made by C code from bytes
     value, tape = dcgraph.track(f, 1.5, box)
     tape.lint()
     assert value == 4.0 + 6.0
