@@ -232,4 +232,47 @@ class Raise(Node):
 NODE_KINDS = (Argument, Constant, PrimitiveCall, NestedCall, Branch, Phi, Return, Yield, Raise)
 
 
+# -- the replay's constructors: the same nodes as the classes' own, appended to a tape ---------
+# A tape build makes one node per recorded value: these set the slots directly (no ``__init__``
+# chain, no copying of argument tuples) and append the node, about half the cost of
+# ``tape.append(Kind(...))``. Every slot a kind declares is set here exactly as its
+# ``__init__`` sets it (``tests/tape/test_node_builders.py`` compares them).
+_new = object.__new__
+_EMPTY: tuple = ()
+
+
+def append_call(tape: Tape, cls: type, fn, args: tuple, kwargs: dict | None, value, loc,
+                fn_node=None, method=False) -> PrimitiveCall:
+    """``tape.append(cls(fn, args, kwargs, value, loc, fn_node, method))`` for ``cls``
+    PrimitiveCall or NestedCall; ``args`` must be a tuple."""
+    node = _new(cls)
+    nodes = tape._nodes
+    if kwargs:
+        inputs = args + tuple(kwargs.values())
+    else:
+        kwargs, inputs = {}, args
+    if fn_node is not None:
+        inputs = (fn_node,) + inputs
+    node.tape, node.index, node.inputs, node.value, node.loc, node._meta, node.names = \
+        tape, len(nodes), inputs, value, loc, None, _EMPTY
+    node.fn, node.fn_node, node.args, node.kwargs = fn, fn_node, args, kwargs
+    node.method, node.mutates, node.result, node.via = method, None, value, None
+    if cls is NestedCall:
+        node.child = None
+    nodes.append(node)
+    return node
+
+
+def append_phi(tape: Tape, name: str, source: Node, edge: tuple, names: tuple) -> Phi:
+    """``tape.append(Phi(name, source, edge))``; ``names`` is what that Phi's ``names`` would
+    be (``(name,)`` for a local, ``()`` for a stack slot), shared between phis of one slot."""
+    node = _new(Phi)
+    nodes = tape._nodes
+    node.tape, node.index, node.inputs, node.value, node.loc, node._meta, node.names = \
+        tape, len(nodes), (source,), source.value, None, None, names
+    node.name, node.source, node.edge = name, source, edge
+    nodes.append(node)
+    return node
+
+
 from .tape import LintError, Tape  # noqa: E402 (re-exported; module tape imports the kinds above)

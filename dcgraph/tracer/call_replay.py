@@ -12,9 +12,10 @@ from __future__ import annotations
 import types
 
 from .instrument.semantics311 import Placeholder
-from .recorder import EntryMark, MadeMark, Missing
+from .recorder import MARK_TYPES, EntryMark, MadeMark, Missing
 from . import awaiting, generators
 from ..tape import Constant, NestedCall, Node, Phi, PrimitiveCall, Raise, Return, Tape
+from ..tape.nodes import append_call
 import numpy as np
 
 from . import ops
@@ -40,9 +41,9 @@ def _owner_node(fn_node, owner):
     return None
 
 
-def _mutated_node(fn, args, kwargs):
-    """The argument node a call of ``fn`` mutates in place, if any (a ufunc's ``out=`` too)."""
-    k = ops.mutated_argument(fn)
+def _mutated_node(fn, args, kwargs, k):
+    """The argument node a call of ``fn`` mutates in place, if any (a ufunc's ``out=`` too);
+    ``k`` is ``ops.mutated_argument(fn)``."""
     if k is not None and k < len(args):
         target = args[k]
     elif kwargs and "out" in kwargs and type(getattr(kwargs["out"], "value", None)) is ndarray:
@@ -66,46 +67,72 @@ class CallReplay:
 
     def do_call(self, i: int, callee, args: list, kwargs: dict) -> None:
         """The callable was logged by the hook; a traced callee's entry mark may follow."""
-        f = self.r.take()
+        r = self.r
+        f = r.take()
         fn, fn_node, method = f, None, False
-        if isinstance(callee, Placeholder):
+        if type(callee) is Placeholder:
             if callee.obj is not None:
                 fn, fn_node, method, args = self._method(i, f, callee, args)
-        elif isinstance(callee, Node) and not (isinstance(callee, Constant) and callee.tape is None):
-            fn_node = callee
-        via = callee.name if isinstance(callee, Placeholder) and callee.obj is None else None
-        ev = self.r.peek()
-        if type(ev) is EntryMark:
-            self.nested_call(i, ev, f, fn, fn_node, method, args, kwargs, via)
-            return
-        if type(ev) is MadeMark:
-            generators.made(self, i, f, fn, fn_node, method, args, kwargs, via)
-            return
-        value = self.r.take()
-        if self.r.resumed is not None and fn in _RESUMERS and args:
+                via = None
+            else:
+                via = callee.name
+        else:
+            via = None
+            if isinstance(callee, Node) and not (type(callee) is Constant and callee.tape is None):
+                fn_node = callee
+        ev = r.peek()
+        if ev is None or type(ev) in MARK_TYPES:
+            if type(ev) is EntryMark:
+                self.nested_call(i, ev, f, fn, fn_node, method, args, kwargs, via)
+                return
+            if type(ev) is MadeMark:
+                generators.made(self, i, f, fn, fn_node, method, args, kwargs, via)
+                return
+            value = r.take()
+        else:
+            value = ev                   # ``take`` after ``peek``: the same event
+            r.pos += 1
+        if r.resumed is not None and fn in _RESUMERS and args:
             segment = generators.resumed_item(
                 self, value, args[0].value,
                 args[1] if len(args) == 2 and fn in _SENDERS else None, fn)
             if segment is not None:      # next(g), g.send(v) of a traced generator: its segment
                 self.stack.append(segment)
                 return
-        if type(fn) is _METHOD_DESCRIPTOR and args and fn in self.r.future_methods:
-            linked = awaiting.primitive(self, self.r.future_methods[fn], args, value, i)
+        if type(fn) is _METHOD_DESCRIPTOR and args and fn in r.future_methods:
+            linked = awaiting.primitive(self, r.future_methods[fn], args, value, i)
             if linked is not None:       # a future's or task's result: the node it came from
                 self.stack.append(linked)
                 return
-        node = self.add(PrimitiveCall(fn, args, kwargs, value, self.loc(i), fn_node, method))
+        args = tuple(args)
+        node = append_call(self.tape, PrimitiveCall, fn, args, kwargs, value, self.ops[i].loc,
+                           fn_node, method)
         node.via = via
-        target = _mutated_node(fn, args, kwargs)
+        arrays = False
+        for a in args:
+            if type(a.value) is ndarray:
+                arrays = True
+                break
+        else:
+            if kwargs:
+                arrays = any(type(a.value) is ndarray for a in kwargs.values())
+        if type(value) is ndarray and r.aliasing.writes:
+            r.aliasing.noted(node)
+        known = r.mutated_arguments.get(id(fn))   # ``ops.mutated_argument``, once per callable
+        if known is not None and known[0] is fn:
+            k = known[1]
+        else:
+            k = ops.mutated_argument(fn)
+            r.mutated_arguments[id(fn)] = (fn, k)
+        target = _mutated_node(fn, args, kwargs, k)
         if target is not None:
             self.mutation(node, target)
             if value is not None and value is not node.value:
                 self.stack.append(self.call(ops.call_result, (node,), value, i))
             else:
-                self.stack.append(self.r.literal(None) if value is None else node)
+                self.stack.append(r.literal(None) if value is None else node)
             return
-        if (any(type(a.value) is ndarray for a in args) or kwargs and any(
-                type(a.value) is ndarray for a in kwargs.values())) and self.r.ctx.may_write(fn):
+        if arrays and r.ctx.may_write(fn):
             possible_writes(self, node, i)          # an array handed to unknown code
         self.stack.append(node)
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from .. import ops
-from ..naming import bind, bind_attribute
+from ..events import MARK_TYPES
+from ..naming import added_name, bind, bind_attribute
+from ...tape.nodes import PrimitiveCall, append_call
 from ..operator_guards import python_inplace
 from ..operators import replay_operator
 from . import py311
 
-__all__ = ["HANDLERS", "Folded", "Placeholder", "NULL"]
+__all__ = ["HANDLERS", "Folded", "Placeholder", "NULL", "inert"]
 
 
 class _Null:
@@ -71,6 +75,9 @@ def _nothing(f, ins, i):
     pass
 
 
+inert = _nothing   # the handler of instructions whose replay does nothing (the replay skips them)
+
+
 @handles("LOAD_FAST")
 def _load_fast(f, ins, i):
     if i in f.s.maybe_unbound:
@@ -82,8 +89,10 @@ def _load_fast(f, ins, i):
 @handles("STORE_FAST")
 def _store_fast(f, ins, i):
     node = f.locals[ins.arg] = f.stack.pop()
-    if getattr(node, "tape", None) is f.tape and ins.arg not in node.names:
-        node.names += (ins.arg,)        # ``naming.bind``, inlined: the most frequent store
+    if getattr(node, "tape", None) is f.tape:     # ``naming.bind``, inlined: the most frequent
+        names = node.names
+        if ins.arg not in names:
+            node.names = added_name(names, ins.arg)
 
 
 @handles("DELETE_FAST")
@@ -145,25 +154,39 @@ def _push_exc_info(f, ins, i):
 
 # -- operators -------------------------------------------------------------------------------
 _MUTABLE = (list, dict, set, bytearray)
+_BINARY_OPS = py311.BINARY_OPS
+_INPLACE_FIRST = py311.INPLACE_FIRST
+_ndarray = np.ndarray
 
 
 @handles("BINARY_OP")
 def _binary_op(f, ins, i):
-    b, a = f.use(), f.use()
-    if replay_operator(f, i, py311.BINARY_OPS[ins.arg], (a, b)):
+    if f.versions:
+        b, a = f.use(), f.use()
+    else:                           # ``use`` without versions to resolve: a pop
+        stack = f.stack
+        b, a = stack.pop(), stack.pop()
+    fn = _BINARY_OPS[ins.arg]
+    if i in f.guarded_sites and replay_operator(f, i, fn, (a, b)):
         return                      # a user class's methods ran (``tracer.operators``)
-    value = f.r.take()
-    fn = py311.BINARY_OPS[ins.arg]
-    inplace = ins.arg >= py311.INPLACE_FIRST and value is a.value and (
-        _is_mutable(value) or python_inplace(fn, value))
-    f.stack.append(f.call(fn, (a, b), value, i, 0 if inplace else None))
+    r = f.r
+    pos, log = r.pos, r.log
+    if pos < len(log) and type(value := log[pos]) not in MARK_TYPES:
+        r.pos = pos + 1             # ``r.take()``, inlined
+    else:
+        value = r.take()
+    if ins.arg >= _INPLACE_FIRST and value is a.value and (
+            _is_mutable(value) or python_inplace(fn, value)):
+        f.stack.append(f.call(fn, (a, b), value, i, 0))
+        return
+    node = append_call(f.tape, PrimitiveCall, fn, (a, b), None, value, f.ops[i].loc)
+    if type(value) is _ndarray and r.aliasing.writes:     # ``f.call``, inlined
+        r.aliasing.noted(node)
+    f.stack.append(node)
 
 
 def _is_mutable(value) -> bool:
-    if isinstance(value, _MUTABLE):
-        return True
-    import numpy as np
-    return isinstance(value, np.ndarray)
+    return isinstance(value, _MUTABLE) or isinstance(value, _ndarray)
 
 
 @handles("UNARY_POSITIVE", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT")
@@ -243,11 +266,13 @@ def _load_global(f, ins, i):
     push_null, name = ins.arg
     if push_null:
         f.stack.append(NULL)
-    if i in f.info.callee_producer:
-        f.stack.append(Placeholder(None, name))
-        return
-    if i in f.info.owner_producer:
-        f.stack.append(Placeholder(Placeholder.GLOBAL, name))
+    if i in f.info.callee_producer or i in f.info.owner_producer:
+        placeholders = f.blocks.placeholders    # one per site (``Placeholder``s are never changed)
+        held = placeholders.get(i)
+        if held is None:
+            held = placeholders[i] = Placeholder(
+                None if i in f.info.callee_producer else Placeholder.GLOBAL, name)
+        f.stack.append(held)
         return
     value = f.r.take()
     key = (f.info.code.co_filename, name)
@@ -273,14 +298,21 @@ def _delete_global(f, ins, i):
 
 @handles("LOAD_ATTR", "LOAD_METHOD")
 def _load_attr(f, ins, i):
-    obj = f.use()
+    obj = f.use() if f.versions else f.stack.pop()
     method = ins.name == "LOAD_METHOD"
     if method:
         f.stack.append(NULL)
     if i in f.info.callee_producer:
-        f.stack.append(Placeholder(obj, ins.arg))
+        if type(obj) is Placeholder:          # ``module.name``: one per site
+            placeholders = f.blocks.placeholders
+            held = placeholders.get(i)
+            if held is None or held.obj is not obj:
+                held = placeholders[i] = Placeholder(obj, ins.arg)
+            f.stack.append(held)
+        else:
+            f.stack.append(Placeholder(obj, ins.arg))
         return
-    if not method and replay_operator(f, i, getattr, (obj,)):
+    if not method and i in f.guarded_sites and replay_operator(f, i, getattr, (obj,)):
         return                      # a property's Python getter ran (``tracer.operators``)
     f.stack.append(f.call(getattr, (obj, f.r.literal(ins.arg)), f.r.take(), i))
 
@@ -324,6 +356,13 @@ def _delete_deref(f, ins, i):
 
 
 def _pop_n(f, n: int) -> tuple:
+    if not f.versions:              # ``use`` without versions to resolve: a pop
+        if not n:
+            return ()
+        stack = f.stack
+        items = tuple(stack[-n:])
+        del stack[-n:]
+        return items
     items = [f.use() for _ in range(n)]
     items.reverse()
     return tuple(items)

@@ -2,7 +2,7 @@
 exceptions. Registers into the same table as ``semantics311`` (which imports this module)."""
 from __future__ import annotations
 
-from ..recorder import Missing
+from ..recorder import MARK_TYPES, Missing
 from ...tape.nodes import Node
 from . import py311
 from .semantics311 import _pop_n, handles
@@ -94,21 +94,27 @@ def _branch_on(f, ins, i, sense: str, pops_always: bool):
 def _for_iter(f, ins, i):
     block = f.s.blocks[f.s.block_of[i]]
     it = f.stack[-1]
-    ev = f.r.peek()
+    r = f.r
+    ev = r.peek()
     if ev is f.info.marks[block.jump]:
         f.stack.pop()
         f.branch(i, it, block.jump, block.fall, True, False, "exhausted")
         return
-    value = f.r.take()
+    if ev is None or type(ev) in MARK_TYPES:
+        value = r.take()                 # (raises Missing: ``next`` raised)
+    else:
+        value = ev                       # ``take`` after ``peek``: the same event
+        r.pos += 1
     f.next_block = block.fall
-    if f.r.resumed is not None:
+    if r.resumed is not None:
         segment = resumed_item(f, value, it.value)
         if segment is not None:          # a traced generator's item: the segment yielding it
             f.stack.append(segment)
             return
-    step = f.steps.get(id(it), 0)
-    f.steps[id(it)] = step + 1
-    f.stack.append(f.call(ops.next_item, (it, f.r.literal(step)), value, i))
+    steps = f.steps
+    step = steps.get(id(it), 0)
+    steps[id(it)] = step + 1
+    f.stack.append(f.call(ops.next_item, (it, r.literal(step)), value, i))
 
 
 @handles("RETURN_GENERATOR")
@@ -184,14 +190,25 @@ def _reraise(f, ins, i):
 @handles("CALL")
 def _call(f, ins, i):
     n = ins.arg
-    args = list(_pop_n(f, n))
-    callee = f.stack.pop()
+    stack = f.stack
+    if f.versions:
+        args = list(_pop_n(f, n))
+    elif n:                             # ``_pop_n`` without versions to resolve
+        args = stack[-n:]
+        del stack[-n:]
+    else:
+        args = []
+    callee = stack.pop()
     if i in f.s.self_layout:            # [function, self, args]: self is the first argument
         args.insert(0, f.r.resolve(callee) if isinstance(callee, Node) else callee)
-        callee = f.stack.pop()
+        callee = stack.pop()
     else:
-        f.stack.pop()                   # the NULL under the callable
-    names, f.kwnames = f.kwnames, ()
+        stack.pop()                     # the NULL under the callable
+    names = f.kwnames
+    if not names:
+        f.do_call(i, callee, args, {})
+        return
+    f.kwnames = ()
     split = len(args) - len(names)
     f.do_call(i, callee, args[:split], dict(zip(names, args[split:])))
 
