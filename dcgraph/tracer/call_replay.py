@@ -27,6 +27,7 @@ ndarray = np.ndarray
 _RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send,
              types.GeneratorType.throw, types.CoroutineType.send, types.CoroutineType.throw)
 _METHOD_DESCRIPTOR = types.MethodDescriptorType
+_MODULE = types.ModuleType
 _SENDERS = (types.GeneratorType.send, types.CoroutineType.send)
 
 __all__ = ["CallReplay"]
@@ -68,20 +69,25 @@ class CallReplay:
     def do_call(self, i: int, callee, args: list, kwargs: dict) -> None:
         """The callable was logged by the hook; a traced callee's entry mark may follow."""
         r = self.r
-        f = r.take()
-        fn, fn_node, method = f, None, False
-        if type(callee) is Placeholder:
-            if callee.obj is not None:
-                fn, fn_node, method, args = self._method(i, f, callee, args)
-                via = None
-            else:
-                via = callee.name
+        log, pos = r.log, r.pos
+        if pos + 1 < len(log) and type(f := log[pos]) not in MARK_TYPES:
+            ev = log[pos + 1]            # ``r.take()`` and ``r.peek()``, inlined
+            r.pos = pos + 1
         else:
-            via = None
-            if isinstance(callee, Node) and not (type(callee) is Constant and callee.tape is None):
-                fn_node = callee
-        ev = r.peek()
+            f = r.take()
+            ev = r.peek()
+        fn, fn_node, method, via = f, None, False, None
+        if type(callee) is Placeholder:
+            obj = callee.obj
+            if obj is None:
+                via = callee.name
+            elif type(obj) is not Placeholder or type(getattr(f, "__self__", None)) is not _MODULE:
+                fn, fn_node, method, args = self._method(i, f, callee, args)   # (reads no log)
+            # else ``module.name(...)`` of a global module: the function itself
+        elif isinstance(callee, Node) and not (type(callee) is Constant and callee.tape is None):
+            fn_node = callee
         if ev is None or type(ev) in MARK_TYPES:
+            ev = r.peek()
             if type(ev) is EntryMark:
                 self.nested_call(i, ev, f, fn, fn_node, method, args, kwargs, via)
                 return

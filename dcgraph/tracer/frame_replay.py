@@ -241,7 +241,16 @@ class Frame(CallReplay):
                 if edge is None:           # one tuple per edge, shared by its phis
                     edge = edges[(bi, nxt)] = (bi, nxt)
                 for var in phis:
-                    self.phi(var, edge)
+                    src = self.locals.get(var) if type(var) is str else None
+                    if isinstance(src, Node) and not self.versions:   # ``phi``, inlined
+                        names = _LOCAL_NAMES.get(var)
+                        node = self.locals[var] = append_phi(
+                            self.tape, var, src, edge,
+                            names if names is not None else _local_names(var))
+                        if self.r.aliasing.writes and type(node.value) is ndarray:
+                            self.r.aliasing.noted(node)
+                    else:
+                        self.phi(var, edge)
             bi = nxt
 
     def phi(self, var, edge) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import ops
 from ..events import MARK_TYPES
-from ..naming import added_name, bind, bind_attribute
+from ..naming import _ONE_NAME, added_name, bind, bind_attribute
 from ...tape.nodes import PrimitiveCall, append_call
 from ..operator_guards import python_inplace
 from ..operators import replay_operator
@@ -91,7 +91,10 @@ def _store_fast(f, ins, i):
     node = f.locals[ins.arg] = f.stack.pop()
     if getattr(node, "tape", None) is f.tape:     # ``naming.bind``, inlined: the most frequent
         names = node.names
-        if ins.arg not in names:
+        if not names:
+            one = _ONE_NAME.get(ins.arg)
+            node.names = one if one is not None else added_name(names, ins.arg)
+        elif ins.arg not in names:
             node.names = added_name(names, ins.arg)
 
 
@@ -169,18 +172,23 @@ def _binary_op(f, ins, i):
     fn = _BINARY_OPS[ins.arg]
     if i in f.guarded_sites and replay_operator(f, i, fn, (a, b)):
         return                      # a user class's methods ran (``tracer.operators``)
+    if ins.arg >= _INPLACE_FIRST and f.r.peek() is a.value and (
+            _is_mutable(a.value) or python_inplace(fn, a.value)):
+        f.stack.append(f.call(fn, (a, b), f.r.take(), i, 0))   # in place: a's new version
+    else:
+        _push_call(f, fn, (a, b), i)
+
+
+def _push_call(f, fn, args: tuple, i: int) -> None:
+    """``f.stack.append(f.call(fn, args, f.r.take(), i))`` in one call (the common case)."""
     r = f.r
     pos, log = r.pos, r.log
     if pos < len(log) and type(value := log[pos]) not in MARK_TYPES:
-        r.pos = pos + 1             # ``r.take()``, inlined
+        r.pos = pos + 1
     else:
         value = r.take()
-    if ins.arg >= _INPLACE_FIRST and value is a.value and (
-            _is_mutable(value) or python_inplace(fn, value)):
-        f.stack.append(f.call(fn, (a, b), value, i, 0))
-        return
-    node = append_call(f.tape, PrimitiveCall, fn, (a, b), None, value, f.ops[i].loc)
-    if type(value) is _ndarray and r.aliasing.writes:     # ``f.call``, inlined
+    node = append_call(f.tape, PrimitiveCall, fn, args, None, value, f.ops[i].loc)
+    if type(value) is _ndarray and r.aliasing.writes:
         r.aliasing.noted(node)
     f.stack.append(node)
 
@@ -192,20 +200,24 @@ def _is_mutable(value) -> bool:
 @handles("UNARY_POSITIVE", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT")
 def _unary(f, ins, i):
     a = f.use()
-    if not replay_operator(f, i, py311.UNARY_OPS[ins.name], (a,)):
-        f.stack.append(f.call(py311.UNARY_OPS[ins.name], (a,), f.r.take(), i))
+    if i not in f.guarded_sites or not replay_operator(f, i, py311.UNARY_OPS[ins.name], (a,)):
+        _push_call(f, py311.UNARY_OPS[ins.name], (a,), i)
 
 
 def _test(f, ins, i, fn, symbol, a, b):
     if i in f.info.folded:
         f.stack.append(Folded(symbol, (a, b)))
     else:
-        f.stack.append(f.call(fn, (a, b) if fn is not operator.contains else (b, a), f.r.take(), i))
+        _push_call(f, fn, (a, b) if fn is not operator.contains else (b, a), i)
 
 
 @handles("COMPARE_OP")
 def _compare_op(f, ins, i):
-    b, a = f.use(), f.use()
+    if f.versions:
+        b, a = f.use(), f.use()
+    else:
+        stack = f.stack
+        b, a = stack.pop(), stack.pop()
     k = py311.compare_index(ins.arg)
     _test(f, ins, i, py311.COMPARE_OPS[k], py311.COMPARE_SYMBOLS[k], a, b)
 
@@ -241,9 +253,13 @@ def _check_exc_match(f, ins, i):
 
 @handles("BINARY_SUBSCR")
 def _binary_subscr(f, ins, i):
-    k, c = f.use(), f.use()
-    if not replay_operator(f, i, operator.getitem, (c, k)):
-        f.stack.append(f.call(operator.getitem, (c, k), f.r.take(), i))
+    if f.versions:
+        k, c = f.use(), f.use()
+    else:
+        stack = f.stack
+        k, c = stack.pop(), stack.pop()
+    if i not in f.guarded_sites or not replay_operator(f, i, operator.getitem, (c, k)):
+        _push_call(f, operator.getitem, (c, k), i)
 
 
 @handles("STORE_SUBSCR")

@@ -95,7 +95,10 @@ def _for_iter(f, ins, i):
     block = f.s.blocks[f.s.block_of[i]]
     it = f.stack[-1]
     r = f.r
-    ev = r.peek()
+    pos, log = r.pos, r.log
+    ev = log[pos] if pos < len(log) else None
+    if ev is None or type(ev) in MARK_TYPES:
+        ev = r.peek()                    # (settles generator resumptions first)
     if ev is f.info.marks[block.jump]:
         f.stack.pop()
         f.branch(i, it, block.jump, block.fall, True, False, "exhausted")
@@ -114,7 +117,9 @@ def _for_iter(f, ins, i):
     steps = f.steps
     step = steps.get(id(it), 0)
     steps[id(it)] = step + 1
-    f.stack.append(f.call(ops.next_item, (it, r.literal(step)), value, i))
+    literal = r.ints.get(step)
+    f.stack.append(f.call(ops.next_item, (it, literal if literal is not None else r.literal(step)),
+                          value, i))
 
 
 @handles("RETURN_GENERATOR")
