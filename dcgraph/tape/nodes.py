@@ -16,6 +16,7 @@ PrimitiveCall  a call not traced into. Operators are calls too (``operator.add``
                (for a method call: the function looked up on the type, with ``self`` as
                ``args[0]`` and ``method`` set), ``args``/``kwargs`` the input nodes, ``via``
                the global name the callable was looked up by (``f(x)``), else None.
+               Without keywords ``kwargs`` is one shared, read-only empty dict.
 NestedCall     a call traced into; as PrimitiveCall plus ``child``, the callee's Tape
 Branch         control transferred along ``edge = (from_block, to_block)`` because a test had
                truth value ``taken``: the truth of ``inputs[0]`` (``op`` None), a comparison
@@ -152,6 +153,25 @@ class Constant(Node):
         return self.tape is None
 
 
+class _NoKeywords(dict):
+    """The ``kwargs`` of every call node recorded without keyword arguments: one shared empty
+    dict (64 bytes less per node) that refuses changes, so no node's keywords change another's."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("this call node was recorded without keyword arguments: its kwargs "
+                        "are a shared, read-only empty dict")
+
+    __setitem__ = __delitem__ = update = pop = popitem = setdefault = clear = __ior__ = _refuse
+
+    def __reduce__(self):
+        return dict, ()
+
+
+NO_KEYWORDS = _NoKeywords()
+
+
 class PrimitiveCall(Node):
     __slots__ = ("fn", "fn_node", "args", "kwargs", "method", "mutates", "result", "via")
     kind = "PrimitiveCall"
@@ -162,7 +182,7 @@ class PrimitiveCall(Node):
         if kwargs:
             inputs = args + tuple(kwargs.values())
         else:
-            kwargs, inputs = {}, args
+            kwargs, inputs = NO_KEYWORDS, args
         if fn_node is not None:
             inputs = (fn_node,) + inputs
         self.tape, self.index, self.inputs, self.value, self.loc, self._meta, self.names = \
@@ -250,7 +270,7 @@ def append_call(tape: Tape, cls: type, fn, args: tuple, kwargs: dict | None, val
     if kwargs:
         inputs = args + tuple(kwargs.values())
     else:
-        kwargs, inputs = {}, args
+        kwargs, inputs = NO_KEYWORDS, args
     if fn_node is not None:
         inputs = (fn_node,) + inputs
     node.tape, node.index, node.inputs, node.value, node.loc, node._meta, node.names = \

@@ -44,7 +44,7 @@ def test_append_call_equals_constructor(cls, with_kwargs, with_fn_node):
     assert fast.tape is two and made.tape is one
     assert [n.index for n in fast.inputs] == [n.index for n in made.inputs]
     assert [n.index for n in fast.args] == [n.index for n in made.args]
-    assert list(fast.kwargs) == list(made.kwargs) and type(fast.kwargs) is dict
+    assert list(fast.kwargs) == list(made.kwargs) and isinstance(fast.kwargs, dict)
     for node in (made, fast):
         node.tape = node.inputs = node.args = node.kwargs = node.fn_node = None
     _same(made, fast)
@@ -81,3 +81,19 @@ def test_built_tape_nodes_have_every_slot():
     assert [n.names for n in tape.find(name="t")][:2] == [("t",), ("t",)]
     assert tape.returned.value == pytest.approx(sum(math.sin(i * 0.1) + (1.0, 2.0)[i % 2]
                                                     for i in range(20)))
+
+
+def test_calls_without_keywords_share_a_read_only_empty_dict():
+    _, tape = dcgraph.track(lambda x: math.sin(x) + math.cos(x), 0.5)
+    calls = tape.find(kind=PrimitiveCall)
+    assert len(calls) == 3 and all(c.kwargs == {} for c in calls)
+    assert calls[0].kwargs is calls[1].kwargs is calls[2].kwargs
+    with pytest.raises(TypeError, match="without keyword arguments"):
+        calls[0].kwargs["x"] = calls[1]
+    with pytest.raises(TypeError):
+        calls[0].kwargs.update(x=calls[1])
+    assert calls[1].kwargs == {} and dict(calls[1].kwargs) == {}
+    _, tape = dcgraph.track(lambda x: round(x, ndigits=1), 0.26)
+    rounded = tape.find(fn=round)[0]
+    assert list(rounded.kwargs) == ["ndigits"] and rounded.kwargs["ndigits"].value == 1
+    assert rounded.value == 0.3
