@@ -125,7 +125,8 @@ class Argument(Node):
     kind = "Argument"
 
     def __init__(self, name: str, value, source=None, loc=None):
-        super().__init__((), value, loc)
+        self.tape, self.index, self.inputs, self.value, self.loc, self._meta = \
+            None, -1, (), value, loc, None
         self.name, self.source = name, source
         self.names = (name,)
 
@@ -145,7 +146,8 @@ class Constant(Node):
     kind = "Constant"
 
     def __init__(self, name: str | None, value, loc=None):
-        super().__init__((), value, loc)
+        self.tape, self.index, self.inputs, self.value, self.loc, self._meta, self.names = \
+            None, -1, (), value, loc, None, ()
         self.name = name
 
     @property
@@ -214,7 +216,8 @@ class Branch(Node):
     kind = "Branch"
 
     def __init__(self, edge: tuple, inputs: tuple, taken, op: str | None = None, loc=None):
-        super().__init__(tuple(inputs), taken, loc)
+        self.tape, self.index, self.inputs, self.value, self.loc, self._meta, self.names = \
+            None, -1, tuple(inputs), taken, loc, None, ()
         self.edge, self.target, self.op, self.taken = edge, edge[1], op, taken
 
     @property
@@ -228,10 +231,11 @@ class Phi(Node):
     kind = "Phi"
 
     def __init__(self, name: str, source: Node, edge: tuple, loc=None):
-        super().__init__((source,), source.value, loc)
+        self.tape, self.index, self.inputs, self.value, self.loc, self._meta = \
+            None, -1, (source,), source.value, loc, None
         self.name, self.source, self.edge = name, source, edge
-        if name.isidentifier():          # a local's phi (a stack slot's is ``stack[j]``)
-            self.names = (name,)
+        # a local's phi is named (a stack slot's is ``stack[j]``)
+        self.names = (name,) if name.isidentifier() else ()
 
 
 class Return(Node):

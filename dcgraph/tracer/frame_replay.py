@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .instrument.semantics311 import Folded, inert
+from .instrument.semantics311_flow import jump
 from .recorder import Missing
 from . import generators
 from ..tape import Argument, Branch, Constant, Location, NestedCall, Node, Phi, PrimitiveCall, \
@@ -33,11 +34,14 @@ __all__ = ["Frame", "ReplayError", "Returned"]
 
 class ReplayBlocks(list):
     """Per block of a code object, the replay's steps ``(handler, op, index)`` (instructions
-    whose replay does nothing left out); ``edges``: one ``(from, to)`` tuple per edge, and
-    ``placeholders``, those of sites whose placeholder is the same every time."""
+    whose replay does nothing left out, and a final unconditional jump); ``following``: per
+    block the block that follows unless a step says otherwise (the jump's target, else the
+    fall-through); ``edges``: one ``(from, to)`` tuple per edge, and ``placeholders``, those
+    of sites whose placeholder is the same every time."""
 
-    def __init__(self, steps):
+    def __init__(self, steps, following):
         super().__init__(steps)
+        self.following: list = following
         self.edges: dict = {}
         self.placeholders: dict = {}   # instruction index -> its ``Placeholder`` (handlers)
 
@@ -45,9 +49,17 @@ class ReplayBlocks(list):
 def replay_blocks(info) -> ReplayBlocks:
     """``info.replay_blocks``, made on first use (equal results if two threads race)."""
     ops = info.ops
-    blocks = ReplayBlocks(
-        [(op.handler, op, i) for i in range(b.start, b.end) if (op := ops[i]).handler is not inert]
-        for b in info.structure.blocks)
+    steps, following = [], []
+    for b in info.structure.blocks:
+        block = [(op.handler, op, i) for i in range(b.start, b.end)
+                 if (op := ops[i]).handler is not inert]
+        if block and block[-1][0] is jump:
+            block.pop()
+            following.append(b.jump)
+        else:
+            following.append(b.fall)
+        steps.append(block)
+    blocks = ReplayBlocks(steps, following)
     info.replay_blocks = blocks
     return blocks
 
@@ -194,10 +206,11 @@ class Frame(CallReplay):
         ``generators.SUSPENDED`` when this frame, a generator, yields (resumed by the next
         segment, raising at the yield when an exception was thrown in)."""
         s, marks, steps = self.s, self.info.marks, self.blocks
+        following = steps.following
         bi = 0
         while True:
             block = s.blocks[bi]
-            self.next_block = block.fall
+            self.next_block = following[bi]
             i = block.start
             try:
                 for handler, op, i in steps[bi]:

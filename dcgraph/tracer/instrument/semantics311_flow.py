@@ -2,15 +2,17 @@
 exceptions. Registers into the same table as ``semantics311`` (which imports this module)."""
 from __future__ import annotations
 
+from numpy import ndarray
+
 from ..recorder import MARK_TYPES, Missing
-from ...tape.nodes import Node
+from ...tape.nodes import Node, PrimitiveCall, append_call
 from . import py311
 from .semantics311 import _pop_n, handles
 from .. import ops
 from ..generators import resumed_item, send, yield_from_iter, yield_value
 from .. import async_iteration
 
-__all__ = []
+__all__ = ["jump"]
 
 
 # -- with, match, exceptions -------------------------------------------------------------------
@@ -66,6 +68,9 @@ def _jump(f, ins, i):
     f.next_block = f.s.blocks[f.s.block_of[i]].jump
 
 
+jump = _jump    # the handler of unconditional jumps (the replay goes to the block's ``jump``)
+
+
 def conditional_jump(table: dict):
     """The handler of the conditional jumps in ``table`` (name -> (sense, pops always))."""
     def handler(f, ins, i):
@@ -118,8 +123,12 @@ def _for_iter(f, ins, i):
     step = steps.get(id(it), 0)
     steps[id(it)] = step + 1
     literal = r.ints.get(step)
-    f.stack.append(f.call(ops.next_item, (it, literal if literal is not None else r.literal(step)),
-                          value, i))
+    node = append_call(f.tape, PrimitiveCall, ops.next_item,
+                       (it, literal if literal is not None else r.literal(step)), None, value,
+                       f.ops[i].loc)             # ``f.call``, inlined
+    if r.aliasing.writes and type(value) is ndarray:
+        r.aliasing.noted(node)
+    f.stack.append(node)
 
 
 @handles("RETURN_GENERATOR")
