@@ -28,6 +28,7 @@ _RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send,
              types.GeneratorType.throw, types.CoroutineType.send, types.CoroutineType.throw)
 _METHOD_DESCRIPTOR = types.MethodDescriptorType
 _MODULE = types.ModuleType
+_FUNCTION = types.FunctionType
 _SENDERS = (types.GeneratorType.send, types.CoroutineType.send)
 
 __all__ = ["CallReplay"]
@@ -163,11 +164,13 @@ class CallReplay:
 
     def nested_call(self, i, ev, f, fn, fn_node, method, args, kwargs, via) -> None:
         bound = type(f) is types.MethodType and not method
-        called_object = not bound and instance_self(f, ev.info.code)   # its __call__ runs
+        called_object = not bound and type(f) is not _FUNCTION \
+            and instance_self(f, ev.info.code)   # its __call__ runs
         holder = fn_node
         if called_object and holder is None:      # the object's node, before the call's
             holder = self.r.resolve(self.constant(via or type(f).__name__, f, i))
-        node = self.add(NestedCall(fn, args, kwargs, None, self.loc(i), fn_node, method))
+        node = append_call(self.tape, NestedCall, fn, tuple(args), kwargs, None, self.loc(i),
+                           fn_node, method)
         node.via = via
         target = f.__func__ if type(f) is types.MethodType else f
         child = Tape(ev.info.code, target, parent=node)

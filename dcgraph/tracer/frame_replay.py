@@ -178,7 +178,6 @@ class Frame(CallReplay):
         values = self.r.take()
         code, params = self.info.code, self.info.params
         argc, kwonly = code.co_argcount, code.co_kwonlyargcount
-        named = set(params[: argc + kwonly])
         for j, p in enumerate(params):
             src = None
             if positional is not None:
@@ -189,6 +188,7 @@ class Frame(CallReplay):
                 elif j == argc + kwonly and code.co_flags & 0x04:
                     src = tuple(positional[argc:])
                 else:
+                    named = params[: argc + kwonly]
                     src = {k: v for k, v in keywords.items() if k not in named}
             node = self.add(Argument(p, values[j], src))
             self.locals[p] = node
