@@ -29,6 +29,7 @@ _RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send,
 _METHOD_DESCRIPTOR = types.MethodDescriptorType
 _MODULE = types.ModuleType
 _FUNCTION = types.FunctionType
+_UFUNC = np.ufunc
 _SENDERS = (types.GeneratorType.send, types.CoroutineType.send)
 
 __all__ = ["CallReplay"]
@@ -131,7 +132,11 @@ class CallReplay:
         else:
             k = ops.mutated_argument(fn)
             r.mutated_arguments[id(fn)] = (fn, k)
-        target = _mutated_node(fn, args, kwargs, k)
+        if k is None and not kwargs and (
+                len(args) < 2 or len(args) == 2 and type(fn) is not _UFUNC):
+            target = None                # (``_mutated_node``'s every case excluded)
+        else:
+            target = _mutated_node(fn, args, kwargs, k)
         if target is not None:
             self.mutation(node, target)
             if value is not None and value is not node.value:

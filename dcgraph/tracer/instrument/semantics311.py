@@ -172,11 +172,14 @@ def _binary_op(f, ins, i):
     fn = _BINARY_OPS[ins.arg]
     if i in f.guarded_sites and replay_operator(f, i, fn, (a, b)):
         return                      # a user class's methods ran (``tracer.operators``)
-    if ins.arg >= _INPLACE_FIRST and f.r.peek() is a.value and (
-            _is_mutable(a.value) or python_inplace(fn, a.value)):
-        f.stack.append(f.call(fn, (a, b), f.r.take(), i, 0))   # in place: a's new version
-    else:
-        _push_call(f, fn, (a, b), i)
+    if ins.arg >= _INPLACE_FIRST:
+        r = f.r
+        pos, log = r.pos, r.log       # the value, as ``r.peek()`` gives it:
+        ev = log[pos] if pos < len(log) and type(log[pos]) not in MARK_TYPES else r.peek()
+        if ev is a.value and (_is_mutable(ev) or python_inplace(fn, ev)):
+            f.stack.append(f.call(fn, (a, b), r.take(), i, 0))   # in place: a's new version
+            return
+    _push_call(f, fn, (a, b), i)
 
 
 def _push_call(f, fn, args: tuple, i: int) -> None:
