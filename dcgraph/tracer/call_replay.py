@@ -116,14 +116,6 @@ class CallReplay:
         node = append_call(self.tape, PrimitiveCall, fn, args, kwargs, value, self.ops[i].loc,
                            fn_node, method)
         node.via = via
-        arrays = False
-        for a in args:
-            if type(a.value) is ndarray:
-                arrays = True
-                break
-        else:
-            if kwargs:
-                arrays = any(type(a.value) is ndarray for a in kwargs.values())
         if type(value) is ndarray and r.aliasing.writes:
             r.aliasing.noted(node)
         known = r.mutated_arguments.get(id(fn))   # ``ops.mutated_argument``, once per callable
@@ -144,6 +136,14 @@ class CallReplay:
             else:
                 self.stack.append(r.literal(None) if value is None else node)
             return
+        arrays = False
+        for a in args:
+            if type(a.value) is ndarray:
+                arrays = True
+                break
+        else:
+            if kwargs:
+                arrays = any(type(a.value) is ndarray for a in kwargs.values())
         if arrays and r.ctx.may_write(fn):
             possible_writes(self, node, i)          # an array handed to unknown code
         self.stack.append(node)

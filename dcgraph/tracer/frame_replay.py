@@ -103,7 +103,8 @@ class Frame(CallReplay):
         self.stack: list = []
         self.locals: dict = {}
         self.versions = replay.versions   # the run's (the same dict: ``use`` reads it often)
-        self.blocks = info.replay_blocks or replay_blocks(info)
+        blocks = info.replay_blocks
+        self.blocks = blocks if blocks is not None else replay_blocks(info)
         # operator sites whose dispatch may have logged an ``Attempt`` (``tracer.operators``)
         self.guarded_sites = EVERY_SITE if info.guarded else info.switched
         self.kwnames: tuple = ()
