@@ -65,13 +65,23 @@ class _Lint:
         if last < 0 or not isinstance(nodes[-1], (Return, Raise)):
             _fail(tape, nodes[-1] if nodes else None, "tape does not end in Return or Raise")
         reference = self.reference
+        names_ok: dict = {}            # id(names) -> names checked (names tuples are shared)
         for i, n in enumerate(nodes):
             if n.tape is not tape or n.index != i:
                 _fail(tape, n, f"index/tape mismatch (position {i})")
             for j, r in enumerate(n.inputs):
+                if isinstance(r, Node):  # ``reference``'s two common cases, inlined:
+                    rt = r.tape
+                    if rt is tape and 0 <= (k := r.index) < i and nodes[k] is r:
+                        continue         # an earlier node of this tape
+                    if rt is None and type(r) is Constant:
+                        continue         # a shared literal
                 reference(tape, n, r, f"input {j}", i)
-            if n.names and not _names_ok(n.names):
-                _fail(tape, n, f"names must be a tuple of distinct strings: {n.names!r:.80}")
+            names = n.names
+            if names_ok.get(id(names)) is not names:
+                if not _names_ok(names):
+                    _fail(tape, n, f"names must be a tuple of distinct strings: {names!r:.80}")
+                names_ok[id(names)] = names
             t = type(n)
             if t is PrimitiveCall:
                 if n.mutates is not None and n.value is not n.mutates:

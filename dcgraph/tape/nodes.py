@@ -16,6 +16,7 @@ PrimitiveCall  a call not traced into. Operators are calls too (``operator.add``
                (for a method call: the function looked up on the type, with ``self`` as
                ``args[0]`` and ``method`` set), ``args``/``kwargs`` the input nodes, ``via``
                the global name the callable was looked up by (``f(x)``), else None.
+               Without keywords ``kwargs`` is one shared, read-only empty dict.
 NestedCall     a call traced into; as PrimitiveCall plus ``child``, the callee's Tape
 Branch         control transferred along ``edge = (from_block, to_block)`` because a test had
                truth value ``taken``: the truth of ``inputs[0]`` (``op`` None), a comparison
@@ -124,7 +125,8 @@ class Argument(Node):
     kind = "Argument"
 
     def __init__(self, name: str, value, source=None, loc=None):
-        super().__init__((), value, loc)
+        self.tape, self.index, self.inputs, self.value, self.loc, self._meta = \
+            None, -1, (), value, loc, None
         self.name, self.source = name, source
         self.names = (name,)
 
@@ -144,12 +146,32 @@ class Constant(Node):
     kind = "Constant"
 
     def __init__(self, name: str | None, value, loc=None):
-        super().__init__((), value, loc)
+        self.tape, self.index, self.inputs, self.value, self.loc, self._meta, self.names = \
+            None, -1, (), value, loc, None, ()
         self.name = name
 
     @property
     def is_literal(self) -> bool:
         return self.tape is None
+
+
+class _NoKeywords(dict):
+    """The ``kwargs`` of every call node recorded without keyword arguments: one shared empty
+    dict (64 bytes less per node) that refuses changes, so no node's keywords change another's."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("this call node was recorded without keyword arguments: its kwargs "
+                        "are a shared, read-only empty dict")
+
+    __setitem__ = __delitem__ = update = pop = popitem = setdefault = clear = __ior__ = _refuse
+
+    def __reduce__(self):
+        return dict, ()
+
+
+NO_KEYWORDS = _NoKeywords()
 
 
 class PrimitiveCall(Node):
@@ -162,7 +184,7 @@ class PrimitiveCall(Node):
         if kwargs:
             inputs = args + tuple(kwargs.values())
         else:
-            kwargs, inputs = {}, args
+            kwargs, inputs = NO_KEYWORDS, args
         if fn_node is not None:
             inputs = (fn_node,) + inputs
         self.tape, self.index, self.inputs, self.value, self.loc, self._meta, self.names = \
@@ -194,7 +216,8 @@ class Branch(Node):
     kind = "Branch"
 
     def __init__(self, edge: tuple, inputs: tuple, taken, op: str | None = None, loc=None):
-        super().__init__(tuple(inputs), taken, loc)
+        self.tape, self.index, self.inputs, self.value, self.loc, self._meta, self.names = \
+            None, -1, tuple(inputs), taken, loc, None, ()
         self.edge, self.target, self.op, self.taken = edge, edge[1], op, taken
 
     @property
@@ -208,10 +231,11 @@ class Phi(Node):
     kind = "Phi"
 
     def __init__(self, name: str, source: Node, edge: tuple, loc=None):
-        super().__init__((source,), source.value, loc)
+        self.tape, self.index, self.inputs, self.value, self.loc, self._meta = \
+            None, -1, (source,), source.value, loc, None
         self.name, self.source, self.edge = name, source, edge
-        if name.isidentifier():          # a local's phi (a stack slot's is ``stack[j]``)
-            self.names = (name,)
+        # a local's phi is named (a stack slot's is ``stack[j]``)
+        self.names = (name,) if name.isidentifier() else ()
 
 
 class Return(Node):
@@ -230,6 +254,49 @@ class Raise(Node):
 
 
 NODE_KINDS = (Argument, Constant, PrimitiveCall, NestedCall, Branch, Phi, Return, Yield, Raise)
+
+
+# -- the replay's constructors: the same nodes as the classes' own, appended to a tape ---------
+# A tape build makes one node per recorded value: these set the slots directly (no ``__init__``
+# chain, no copying of argument tuples) and append the node, about half the cost of
+# ``tape.append(Kind(...))``. Every slot a kind declares is set here exactly as its
+# ``__init__`` sets it (``tests/tape/test_node_builders.py`` compares them).
+_new = object.__new__
+_EMPTY: tuple = ()
+
+
+def append_call(tape: Tape, cls: type, fn, args: tuple, kwargs: dict | None, value, loc,
+                fn_node=None, method=False) -> PrimitiveCall:
+    """``tape.append(cls(fn, args, kwargs, value, loc, fn_node, method))`` for ``cls``
+    PrimitiveCall or NestedCall; ``args`` must be a tuple."""
+    node = _new(cls)
+    nodes = tape._nodes
+    if kwargs:
+        inputs = args + tuple(kwargs.values())
+    else:
+        kwargs, inputs = NO_KEYWORDS, args
+    if fn_node is not None:
+        inputs = (fn_node,) + inputs
+    node.tape, node.index, node.inputs, node.value, node.loc, node._meta, node.names = \
+        tape, len(nodes), inputs, value, loc, None, _EMPTY
+    node.fn, node.fn_node, node.args, node.kwargs = fn, fn_node, args, kwargs
+    node.method, node.mutates, node.result, node.via = method, None, value, None
+    if cls is NestedCall:
+        node.child = None
+    nodes.append(node)
+    return node
+
+
+def append_phi(tape: Tape, name: str, source: Node, edge: tuple, names: tuple) -> Phi:
+    """``tape.append(Phi(name, source, edge))``; ``names`` is what that Phi's ``names`` would
+    be (``(name,)`` for a local, ``()`` for a stack slot), shared between phis of one slot."""
+    node = _new(Phi)
+    nodes = tape._nodes
+    node.tape, node.index, node.inputs, node.value, node.loc, node._meta, node.names = \
+        tape, len(nodes), (source,), source.value, None, None, names
+    node.name, node.source, node.edge = name, source, edge
+    nodes.append(node)
+    return node
 
 
 from .tape import LintError, Tape  # noqa: E402 (re-exported; module tape imports the kinds above)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import types
 
 from .instrument.semantics311 import Placeholder
-from .recorder import EntryMark, MadeMark, Missing
+from .recorder import MARK_TYPES, EntryMark, MadeMark, Missing
 from . import awaiting, generators
 from ..tape import Constant, NestedCall, Node, Phi, PrimitiveCall, Raise, Return, Tape
+from ..tape.nodes import append_call
 import numpy as np
 
 from . import ops
@@ -26,6 +27,9 @@ ndarray = np.ndarray
 _RESUMERS = (next, types.GeneratorType.__next__, types.GeneratorType.send,
              types.GeneratorType.throw, types.CoroutineType.send, types.CoroutineType.throw)
 _METHOD_DESCRIPTOR = types.MethodDescriptorType
+_MODULE = types.ModuleType
+_FUNCTION = types.FunctionType
+_UFUNC = np.ufunc
 _SENDERS = (types.GeneratorType.send, types.CoroutineType.send)
 
 __all__ = ["CallReplay"]
@@ -40,9 +44,9 @@ def _owner_node(fn_node, owner):
     return None
 
 
-def _mutated_node(fn, args, kwargs):
-    """The argument node a call of ``fn`` mutates in place, if any (a ufunc's ``out=`` too)."""
-    k = ops.mutated_argument(fn)
+def _mutated_node(fn, args, kwargs, k):
+    """The argument node a call of ``fn`` mutates in place, if any (a ufunc's ``out=`` too);
+    ``k`` is ``ops.mutated_argument(fn)``."""
     if k is not None and k < len(args):
         target = args[k]
     elif kwargs and "out" in kwargs and type(getattr(kwargs["out"], "value", None)) is ndarray:
@@ -66,46 +70,81 @@ class CallReplay:
 
     def do_call(self, i: int, callee, args: list, kwargs: dict) -> None:
         """The callable was logged by the hook; a traced callee's entry mark may follow."""
-        f = self.r.take()
-        fn, fn_node, method = f, None, False
-        if isinstance(callee, Placeholder):
-            if callee.obj is not None:
-                fn, fn_node, method, args = self._method(i, f, callee, args)
-        elif isinstance(callee, Node) and not (isinstance(callee, Constant) and callee.tape is None):
+        r = self.r
+        log, pos = r.log, r.pos
+        if pos + 1 < len(log) and type(f := log[pos]) not in MARK_TYPES:
+            ev = log[pos + 1]            # ``r.take()`` and ``r.peek()``, inlined
+            r.pos = pos + 1
+        else:
+            f = r.take()
+            ev = r.peek()
+        fn, fn_node, method, via = f, None, False, None
+        if type(callee) is Placeholder:
+            obj = callee.obj
+            if obj is None:
+                via = callee.name
+            elif type(obj) is not Placeholder or type(getattr(f, "__self__", None)) is not _MODULE:
+                fn, fn_node, method, args = self._method(i, f, callee, args)   # (reads no log)
+            # else ``module.name(...)`` of a global module: the function itself
+        elif isinstance(callee, Node) and not (type(callee) is Constant and callee.tape is None):
             fn_node = callee
-        via = callee.name if isinstance(callee, Placeholder) and callee.obj is None else None
-        ev = self.r.peek()
-        if type(ev) is EntryMark:
-            self.nested_call(i, ev, f, fn, fn_node, method, args, kwargs, via)
-            return
-        if type(ev) is MadeMark:
-            generators.made(self, i, f, fn, fn_node, method, args, kwargs, via)
-            return
-        value = self.r.take()
-        if self.r.resumed is not None and fn in _RESUMERS and args:
+        if ev is None or type(ev) in MARK_TYPES:
+            ev = r.peek()
+            if type(ev) is EntryMark:
+                self.nested_call(i, ev, f, fn, fn_node, method, args, kwargs, via)
+                return
+            if type(ev) is MadeMark:
+                generators.made(self, i, f, fn, fn_node, method, args, kwargs, via)
+                return
+            value = r.take()
+        else:
+            value = ev                   # ``take`` after ``peek``: the same event
+            r.pos += 1
+        if r.resumed is not None and fn in _RESUMERS and args:
             segment = generators.resumed_item(
                 self, value, args[0].value,
                 args[1] if len(args) == 2 and fn in _SENDERS else None, fn)
             if segment is not None:      # next(g), g.send(v) of a traced generator: its segment
                 self.stack.append(segment)
                 return
-        if type(fn) is _METHOD_DESCRIPTOR and args and fn in self.r.future_methods:
-            linked = awaiting.primitive(self, self.r.future_methods[fn], args, value, i)
+        if type(fn) is _METHOD_DESCRIPTOR and args and fn in r.future_methods:
+            linked = awaiting.primitive(self, r.future_methods[fn], args, value, i)
             if linked is not None:       # a future's or task's result: the node it came from
                 self.stack.append(linked)
                 return
-        node = self.add(PrimitiveCall(fn, args, kwargs, value, self.loc(i), fn_node, method))
+        args = tuple(args)
+        node = append_call(self.tape, PrimitiveCall, fn, args, kwargs, value, self.ops[i].loc,
+                           fn_node, method)
         node.via = via
-        target = _mutated_node(fn, args, kwargs)
+        if type(value) is ndarray and r.aliasing.writes:
+            r.aliasing.noted(node)
+        known = r.mutated_arguments.get(id(fn))   # ``ops.mutated_argument``, once per callable
+        if known is not None and known[0] is fn:
+            k = known[1]
+        else:
+            k = ops.mutated_argument(fn)
+            r.mutated_arguments[id(fn)] = (fn, k)
+        if k is None and not kwargs and (
+                len(args) < 2 or len(args) == 2 and type(fn) is not _UFUNC):
+            target = None                # (``_mutated_node``'s every case excluded)
+        else:
+            target = _mutated_node(fn, args, kwargs, k)
         if target is not None:
             self.mutation(node, target)
             if value is not None and value is not node.value:
                 self.stack.append(self.call(ops.call_result, (node,), value, i))
             else:
-                self.stack.append(self.r.literal(None) if value is None else node)
+                self.stack.append(r.literal(None) if value is None else node)
             return
-        if (any(type(a.value) is ndarray for a in args) or kwargs and any(
-                type(a.value) is ndarray for a in kwargs.values())) and self.r.ctx.may_write(fn):
+        arrays = False
+        for a in args:
+            if type(a.value) is ndarray:
+                arrays = True
+                break
+        else:
+            if kwargs:
+                arrays = any(type(a.value) is ndarray for a in kwargs.values())
+        if arrays and r.ctx.may_write(fn):
             possible_writes(self, node, i)          # an array handed to unknown code
         self.stack.append(node)
 
@@ -130,11 +169,13 @@ class CallReplay:
 
     def nested_call(self, i, ev, f, fn, fn_node, method, args, kwargs, via) -> None:
         bound = type(f) is types.MethodType and not method
-        called_object = not bound and instance_self(f, ev.info.code)   # its __call__ runs
+        called_object = not bound and type(f) is not _FUNCTION \
+            and instance_self(f, ev.info.code)   # its __call__ runs
         holder = fn_node
         if called_object and holder is None:      # the object's node, before the call's
             holder = self.r.resolve(self.constant(via or type(f).__name__, f, i))
-        node = self.add(NestedCall(fn, args, kwargs, None, self.loc(i), fn_node, method))
+        node = append_call(self.tape, NestedCall, fn, tuple(args), kwargs, None, self.loc(i),
+                           fn_node, method)
         node.via = via
         target = f.__func__ if type(f) is types.MethodType else f
         child = Tape(ev.info.code, target, parent=node)

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .instrument.semantics311 import Folded
+from .instrument.semantics311 import Folded, inert
+from .instrument.semantics311_flow import jump
 from .recorder import Missing
 from . import generators
 from ..tape import Argument, Branch, Constant, Location, NestedCall, Node, Phi, PrimitiveCall, \
     Raise, Return, Tape
+from ..tape.nodes import append_call, append_phi
 import numpy as np
 
 from .aliasing import flat_write_target
@@ -29,6 +31,60 @@ if TYPE_CHECKING:
 ndarray = np.ndarray
 
 __all__ = ["Frame", "ReplayError", "Returned"]
+
+class ReplayBlocks(list):
+    """Per block of a code object, the replay's steps ``(handler, op, index)`` (instructions
+    whose replay does nothing left out, and a final unconditional jump); ``following``: per
+    block the block that follows unless a step says otherwise (the jump's target, else the
+    fall-through); ``edges``: one ``(from, to)`` tuple per edge, and ``placeholders``, those
+    of sites whose placeholder is the same every time."""
+
+    def __init__(self, steps, following):
+        super().__init__(steps)
+        self.following: list = following
+        self.edges: dict = {}
+        self.placeholders: dict = {}   # instruction index -> its ``Placeholder`` (handlers)
+
+
+def replay_blocks(info) -> ReplayBlocks:
+    """``info.replay_blocks``, made on first use (equal results if two threads race)."""
+    ops = info.ops
+    steps, following = [], []
+    for b in info.structure.blocks:
+        block = [(op.handler, op, i) for i in range(b.start, b.end)
+                 if (op := ops[i]).handler is not inert]
+        if block and block[-1][0] is jump:
+            block.pop()
+            following.append(b.jump)
+        else:
+            following.append(b.fall)
+        steps.append(block)
+    blocks = ReplayBlocks(steps, following)
+    info.replay_blocks = blocks
+    return blocks
+
+
+class _EverySite:
+    """The operator sites of code instrumented with every site guarded."""
+
+    __slots__ = ()
+
+    def __contains__(self, i) -> bool:
+        return True
+
+
+EVERY_SITE = _EverySite()
+_LOCAL_NAMES: dict = {}        # a local's name -> the ``names`` of its phis (shared tuples)
+
+
+def _local_names(var: str) -> tuple:
+    names = _LOCAL_NAMES.get(var)
+    if names is None:
+        names = (var,) if var.isidentifier() else ()
+        if len(_LOCAL_NAMES) < 65536:
+            _LOCAL_NAMES[var] = names
+    return names
+
 
 class ReplayError(RuntimeError):
     """The log and the code disagree: a dcgraph bug; the message says where."""
@@ -46,6 +102,11 @@ class Frame(CallReplay):
         self.s = info.structure
         self.stack: list = []
         self.locals: dict = {}
+        self.versions = replay.versions   # the run's (the same dict: ``use`` reads it often)
+        blocks = info.replay_blocks
+        self.blocks = blocks if blocks is not None else replay_blocks(info)
+        # operator sites whose dispatch may have logged an ``Attempt`` (``tracer.operators``)
+        self.guarded_sites = EVERY_SITE if info.guarded else info.switched
         self.kwnames: tuple = ()
         self.next_block: int | None = None
         self.raising: tuple = ()
@@ -66,7 +127,7 @@ class Frame(CallReplay):
     def use(self):
         """Pop a node for use as an input (resolved to the container's latest version)."""
         n = self.stack.pop()
-        versions = self.r.versions
+        versions = self.versions
         if versions:
             v = versions.get(id(getattr(n, "value", None)))
             if v is not None and v.value is n.value:
@@ -87,10 +148,9 @@ class Frame(CallReplay):
         return self.add(PrimitiveCall(fn, args, None, value, None))
 
     def call(self, fn, args, value, i: int, mutated: int | None = None, method=False) -> Node:
-        node = PrimitiveCall(fn, args, None, value, self.ops[i].loc, method=method)
-        nodes = self.tape._nodes
-        node.tape, node.index = self.tape, len(nodes)
-        nodes.append(node)
+        node = append_call(self.tape, PrimitiveCall, fn,
+                           args if type(args) is tuple else tuple(args), None, value,
+                           self.ops[i].loc, None, method)
         if mutated is not None:
             self.mutation(node, args[mutated])
         elif self.r.aliasing.writes and type(value) is ndarray:
@@ -119,7 +179,6 @@ class Frame(CallReplay):
         values = self.r.take()
         code, params = self.info.code, self.info.params
         argc, kwonly = code.co_argcount, code.co_kwonlyargcount
-        named = set(params[: argc + kwonly])
         for j, p in enumerate(params):
             src = None
             if positional is not None:
@@ -130,6 +189,7 @@ class Frame(CallReplay):
                 elif j == argc + kwonly and code.co_flags & 0x04:
                     src = tuple(positional[argc:])
                 else:
+                    named = params[: argc + kwonly]
                     src = {k: v for k, v in keywords.items() if k not in named}
             node = self.add(Argument(p, values[j], src))
             self.locals[p] = node
@@ -146,16 +206,16 @@ class Frame(CallReplay):
         driver (``Replay.drive``) replays completely before resuming this one, and
         ``generators.SUSPENDED`` when this frame, a generator, yields (resumed by the next
         segment, raising at the yield when an exception was thrown in)."""
-        s, ops, marks = self.s, self.ops, self.info.marks
+        s, marks, steps = self.s, self.info.marks, self.blocks
+        following = steps.following
         bi = 0
         while True:
             block = s.blocks[bi]
-            self.next_block = block.fall
+            self.next_block = following[bi]
             i = block.start
             try:
-                for i in range(block.start, block.end):
-                    op = ops[i]
-                    op.handler(self, op, i)
+                for handler, op, i in steps[bi]:
+                    handler(self, op, i)
                     while self.callee is not None:   # (an operator may try another method)
                         callee, self.callee = self.callee, None
                         yield callee
@@ -180,22 +240,55 @@ class Frame(CallReplay):
                 continue
             if nxt is None:
                 raise ReplayError(f"{self.info.code.co_qualname}: fell off block §{bi}")
-            if marks[nxt] is not None and not s.blocks[nxt].handler:
-                self.r.take_mark(marks[nxt])
-            for var in s.blocks[nxt].phis:
-                self.phi(var, (bi, nxt))
+            mark = marks[nxt]
+            if mark is not None and not s.blocks[nxt].handler:
+                r = self.r
+                pos = r.pos
+                if pos < len(r.log) and r.log[pos] is mark:
+                    r.pos = pos + 1
+                else:
+                    r.take_mark(mark)
+            phis = s.blocks[nxt].phis
+            if phis:
+                edges = steps.edges
+                edge = edges.get((bi, nxt))
+                if edge is None:           # one tuple per edge, shared by its phis
+                    edge = edges[(bi, nxt)] = (bi, nxt)
+                for var in phis:
+                    src = self.locals.get(var) if type(var) is str else None
+                    if isinstance(src, Node) and not self.versions:   # ``phi``, inlined
+                        names = _LOCAL_NAMES.get(var)
+                        node = self.locals[var] = append_phi(
+                            self.tape, var, src, edge,
+                            names if names is not None else _local_names(var))
+                        if self.r.aliasing.writes and type(node.value) is ndarray:
+                            self.r.aliasing.noted(node)
+                    else:
+                        self.phi(var, edge)
             bi = nxt
 
     def phi(self, var, edge) -> None:
-        if isinstance(var, str):
+        if type(var) is str:
             src = self.locals.get(var)
             if isinstance(src, Node):
-                self.locals[var] = self.add(Phi(var, self.r.resolve(src), edge))
+                if self.versions:
+                    src = self.r.resolve(src)
+                names = _LOCAL_NAMES.get(var)
+                node = append_phi(self.tape, var, src, edge,
+                                  names if names is not None else _local_names(var))
+                if self.r.aliasing.writes and type(node.value) is ndarray:
+                    self.r.aliasing.noted(node)
+                self.locals[var] = node
         else:
             j = var[1]
             src = self.stack[j] if j < len(self.stack) else None
             if isinstance(src, Node):
-                self.stack[j] = self.add(Phi(f"stack[{j}]", self.r.resolve(src), edge))
+                if self.versions:
+                    src = self.r.resolve(src)
+                node = append_phi(self.tape, f"stack[{j}]", src, edge, ())
+                if self.r.aliasing.writes and type(node.value) is ndarray:
+                    self.r.aliasing.noted(node)
+                self.stack[j] = node
 
     def branch(self, i: int, tested, jump_block: int, fall_block: int | None, jumped: bool,
                taken, op=None) -> None:

@@ -8,16 +8,30 @@ from __future__ import annotations
 
 from ..tape import Constant, PrimitiveCall
 
-__all__ = ["bind", "bind_attribute", "attribute_path"]
+__all__ = ["bind", "bind_attribute", "attribute_path", "added_name"]
 
 MAX_PATH = 8          # attributes followed back for ``a.b.c...`` (a chain of getattr nodes)
+_ONE_NAME: dict = {}  # name -> (name,): the ``names`` of nodes bound once, shared (bounded)
+
+
+def added_name(names: tuple, name: str) -> tuple:
+    """``names`` with ``name`` appended (the caller checked it is absent); a node's first name
+    is a tuple shared by every node bound to that name."""
+    if names:
+        return names + (name,)
+    one = _ONE_NAME.get(name)
+    if one is None:
+        one = (name,)
+        if len(_ONE_NAME) < 65536:
+            _ONE_NAME[name] = one
+    return one
 
 
 def bind(tape, node, name: str) -> None:
     """A frame recording into ``tape`` stored ``node`` under ``name``: named when it is a node
     of that tape (not a shared literal, not a node of another frame read through a cell)."""
     if getattr(node, "tape", None) is tape and name not in node.names:
-        node.names += (name,)
+        node.names = added_name(node.names, name)
 
 
 def bind_attribute(tape, frame_locals: dict, obj, attr: str, node) -> None:

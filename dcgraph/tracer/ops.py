@@ -7,6 +7,7 @@ printers) can key on. Each function computes what the instruction computed.
 from __future__ import annotations
 
 import collections
+import functools
 import operator
 import types
 
@@ -198,11 +199,19 @@ def mutated_argument(fn) -> int | None:
     return _numpy_mutated_argument(fn)
 
 
+@functools.cache
+def _numpy_writers() -> frozenset:
+    """numpy functions writing into their argument 0 (a set: one hash per lookup)."""
+    import numpy as np
+    return frozenset((np.ndarray.fill, np.ndarray.sort, np.ndarray.resize, np.ndarray.put,
+                      np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
+                      np.put_along_axis, np.ndarray.partition, np.ndarray.setfield,
+                      np.random.shuffle))
+
+
 def _numpy_mutated_argument(fn) -> int | None:
     import numpy as np
-    if fn in (np.ndarray.fill, np.ndarray.sort, np.ndarray.resize, np.ndarray.put, np.copyto,
-              np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis,
-              np.ndarray.partition, np.ndarray.setfield, np.random.shuffle):
+    if fn in _numpy_writers():
         return 0
     if fn is np.random.Generator.shuffle or fn is np.ufunc.at:
         return 1          # rng.shuffle(x), add.at(a, ...): argument 0 is the owner

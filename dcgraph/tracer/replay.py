@@ -38,8 +38,10 @@ class Replay:
         self.versions: dict = {}       # id(container) -> latest node that mutated it
         self.writers: dict = {}        # id(cell) or (filename, name) -> node last stored there
         self.pending_raises: list = []
-        self.int_literals: dict = {}
+        self.int_literals: dict = {}   # (type, value) -> shared literal Constant
+        self.ints: dict = {}           # int -> its shared literal (the common case, one lookup)
         self.aliasing = ArrayAliasing()
+        self.mutated_arguments: dict = {}   # id(callable) -> (callable, ops.mutated_argument)
         self.raised_by: dict = {}      # id(exception) -> the node whose value was raised
         self.generators: dict = {}     # id(generator frame object) -> GeneratorState
         self.current: Frame | None = None   # the frame being replayed (reads the log)
@@ -123,6 +125,11 @@ class Replay:
 
     def literal(self, value) -> Constant:
         """A shared literal for small ints and names made up by the replay."""
+        if type(value) is int:
+            c = self.ints.get(value)
+            if c is None:
+                c = self.ints[value] = Constant(None, value)
+            return c
         key = (type(value), value)
         c = self.int_literals.get(key)
         if c is None:

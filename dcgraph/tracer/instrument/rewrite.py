@@ -69,6 +69,7 @@ class CodeInfo:
         self.params: tuple = ()
         self.cell_params: tuple = ()
         self.ops: list[Op] = []          # the replay's view of the original instructions
+        self.replay_blocks = None        # the replay's steps per block (``frame_replay``)
         self.generator = bool(code.co_flags & ops.TRACED_GENERATOR_FLAGS)
         self.hidden = _HIDDEN + self.generator   # a generator's frame object lies under them
         self.resume_mark = ResumeMark(self) if self.generator else None

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from .. import ops
-from ..naming import bind, bind_attribute
+from ..events import MARK_TYPES
+from ..naming import _ONE_NAME, added_name, bind, bind_attribute
+from ...tape.nodes import PrimitiveCall, append_call
 from ..operator_guards import python_inplace
 from ..operators import replay_operator
 from . import py311
 
-__all__ = ["HANDLERS", "Folded", "Placeholder", "NULL"]
+__all__ = ["HANDLERS", "Folded", "Placeholder", "NULL", "inert"]
 
 
 class _Null:
@@ -71,6 +75,9 @@ def _nothing(f, ins, i):
     pass
 
 
+inert = _nothing   # the handler of instructions whose replay does nothing (the replay skips them)
+
+
 @handles("LOAD_FAST")
 def _load_fast(f, ins, i):
     if i in f.s.maybe_unbound:
@@ -82,8 +89,13 @@ def _load_fast(f, ins, i):
 @handles("STORE_FAST")
 def _store_fast(f, ins, i):
     node = f.locals[ins.arg] = f.stack.pop()
-    if getattr(node, "tape", None) is f.tape and ins.arg not in node.names:
-        node.names += (ins.arg,)        # ``naming.bind``, inlined: the most frequent store
+    if getattr(node, "tape", None) is f.tape:     # ``naming.bind``, inlined: the most frequent
+        names = node.names
+        if not names:
+            one = _ONE_NAME.get(ins.arg)
+            node.names = one if one is not None else added_name(names, ins.arg)
+        elif ins.arg not in names:
+            node.names = added_name(names, ins.arg)
 
 
 @handles("DELETE_FAST")
@@ -145,44 +157,70 @@ def _push_exc_info(f, ins, i):
 
 # -- operators -------------------------------------------------------------------------------
 _MUTABLE = (list, dict, set, bytearray)
+_BINARY_OPS = py311.BINARY_OPS
+_INPLACE_FIRST = py311.INPLACE_FIRST
+_ndarray = np.ndarray
 
 
 @handles("BINARY_OP")
 def _binary_op(f, ins, i):
-    b, a = f.use(), f.use()
-    if replay_operator(f, i, py311.BINARY_OPS[ins.arg], (a, b)):
+    if f.versions:
+        b, a = f.use(), f.use()
+    else:                           # ``use`` without versions to resolve: a pop
+        stack = f.stack
+        b, a = stack.pop(), stack.pop()
+    fn = _BINARY_OPS[ins.arg]
+    if i in f.guarded_sites and replay_operator(f, i, fn, (a, b)):
         return                      # a user class's methods ran (``tracer.operators``)
-    value = f.r.take()
-    fn = py311.BINARY_OPS[ins.arg]
-    inplace = ins.arg >= py311.INPLACE_FIRST and value is a.value and (
-        _is_mutable(value) or python_inplace(fn, value))
-    f.stack.append(f.call(fn, (a, b), value, i, 0 if inplace else None))
+    if ins.arg >= _INPLACE_FIRST:
+        r = f.r
+        pos, log = r.pos, r.log       # the value, as ``r.peek()`` gives it:
+        ev = log[pos] if pos < len(log) and type(log[pos]) not in MARK_TYPES else r.peek()
+        if ev is a.value and (_is_mutable(ev) or python_inplace(fn, ev)):
+            f.stack.append(f.call(fn, (a, b), r.take(), i, 0))   # in place: a's new version
+            return
+    _push_call(f, fn, (a, b), i)
+
+
+def _push_call(f, fn, args: tuple, i: int) -> None:
+    """``f.stack.append(f.call(fn, args, f.r.take(), i))`` in one call (the common case)."""
+    r = f.r
+    pos, log = r.pos, r.log
+    if pos < len(log) and type(value := log[pos]) not in MARK_TYPES:
+        r.pos = pos + 1
+    else:
+        value = r.take()
+    node = append_call(f.tape, PrimitiveCall, fn, args, None, value, f.ops[i].loc)
+    if type(value) is _ndarray and r.aliasing.writes:
+        r.aliasing.noted(node)
+    f.stack.append(node)
 
 
 def _is_mutable(value) -> bool:
-    if isinstance(value, _MUTABLE):
-        return True
-    import numpy as np
-    return isinstance(value, np.ndarray)
+    return isinstance(value, _MUTABLE) or isinstance(value, _ndarray)
 
 
 @handles("UNARY_POSITIVE", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT")
 def _unary(f, ins, i):
     a = f.use()
-    if not replay_operator(f, i, py311.UNARY_OPS[ins.name], (a,)):
-        f.stack.append(f.call(py311.UNARY_OPS[ins.name], (a,), f.r.take(), i))
+    if i not in f.guarded_sites or not replay_operator(f, i, py311.UNARY_OPS[ins.name], (a,)):
+        _push_call(f, py311.UNARY_OPS[ins.name], (a,), i)
 
 
 def _test(f, ins, i, fn, symbol, a, b):
     if i in f.info.folded:
         f.stack.append(Folded(symbol, (a, b)))
     else:
-        f.stack.append(f.call(fn, (a, b) if fn is not operator.contains else (b, a), f.r.take(), i))
+        _push_call(f, fn, (a, b) if fn is not operator.contains else (b, a), i)
 
 
 @handles("COMPARE_OP")
 def _compare_op(f, ins, i):
-    b, a = f.use(), f.use()
+    if f.versions:
+        b, a = f.use(), f.use()
+    else:
+        stack = f.stack
+        b, a = stack.pop(), stack.pop()
     k = py311.compare_index(ins.arg)
     _test(f, ins, i, py311.COMPARE_OPS[k], py311.COMPARE_SYMBOLS[k], a, b)
 
@@ -218,9 +256,13 @@ def _check_exc_match(f, ins, i):
 
 @handles("BINARY_SUBSCR")
 def _binary_subscr(f, ins, i):
-    k, c = f.use(), f.use()
-    if not replay_operator(f, i, operator.getitem, (c, k)):
-        f.stack.append(f.call(operator.getitem, (c, k), f.r.take(), i))
+    if f.versions:
+        k, c = f.use(), f.use()
+    else:
+        stack = f.stack
+        k, c = stack.pop(), stack.pop()
+    if i not in f.guarded_sites or not replay_operator(f, i, operator.getitem, (c, k)):
+        _push_call(f, operator.getitem, (c, k), i)
 
 
 @handles("STORE_SUBSCR")
@@ -243,11 +285,13 @@ def _load_global(f, ins, i):
     push_null, name = ins.arg
     if push_null:
         f.stack.append(NULL)
-    if i in f.info.callee_producer:
-        f.stack.append(Placeholder(None, name))
-        return
-    if i in f.info.owner_producer:
-        f.stack.append(Placeholder(Placeholder.GLOBAL, name))
+    if i in f.info.callee_producer or i in f.info.owner_producer:
+        placeholders = f.blocks.placeholders    # one per site (``Placeholder``s are never changed)
+        held = placeholders.get(i)
+        if held is None:
+            held = placeholders[i] = Placeholder(
+                None if i in f.info.callee_producer else Placeholder.GLOBAL, name)
+        f.stack.append(held)
         return
     value = f.r.take()
     key = (f.info.code.co_filename, name)
@@ -273,14 +317,21 @@ def _delete_global(f, ins, i):
 
 @handles("LOAD_ATTR", "LOAD_METHOD")
 def _load_attr(f, ins, i):
-    obj = f.use()
+    obj = f.use() if f.versions else f.stack.pop()
     method = ins.name == "LOAD_METHOD"
     if method:
         f.stack.append(NULL)
     if i in f.info.callee_producer:
-        f.stack.append(Placeholder(obj, ins.arg))
+        if type(obj) is Placeholder:          # ``module.name``: one per site
+            placeholders = f.blocks.placeholders
+            held = placeholders.get(i)
+            if held is None or held.obj is not obj:
+                held = placeholders[i] = Placeholder(obj, ins.arg)
+            f.stack.append(held)
+        else:
+            f.stack.append(Placeholder(obj, ins.arg))
         return
-    if not method and replay_operator(f, i, getattr, (obj,)):
+    if not method and i in f.guarded_sites and replay_operator(f, i, getattr, (obj,)):
         return                      # a property's Python getter ran (``tracer.operators``)
     f.stack.append(f.call(getattr, (obj, f.r.literal(ins.arg)), f.r.take(), i))
 
@@ -324,6 +375,13 @@ def _delete_deref(f, ins, i):
 
 
 def _pop_n(f, n: int) -> tuple:
+    if not f.versions:              # ``use`` without versions to resolve: a pop
+        if not n:
+            return ()
+        stack = f.stack
+        items = tuple(stack[-n:])
+        del stack[-n:]
+        return items
     items = [f.use() for _ in range(n)]
     items.reverse()
     return tuple(items)

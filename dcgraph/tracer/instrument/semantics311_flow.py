@@ -2,15 +2,17 @@
 exceptions. Registers into the same table as ``semantics311`` (which imports this module)."""
 from __future__ import annotations
 
-from ..recorder import Missing
-from ...tape.nodes import Node
+from numpy import ndarray
+
+from ..recorder import MARK_TYPES, Missing
+from ...tape.nodes import Node, PrimitiveCall, append_call
 from . import py311
 from .semantics311 import _pop_n, handles
 from .. import ops
 from ..generators import resumed_item, send, yield_from_iter, yield_value
 from .. import async_iteration
 
-__all__ = []
+__all__ = ["jump"]
 
 
 # -- with, match, exceptions -------------------------------------------------------------------
@@ -66,6 +68,9 @@ def _jump(f, ins, i):
     f.next_block = f.s.blocks[f.s.block_of[i]].jump
 
 
+jump = _jump    # the handler of unconditional jumps (the replay goes to the block's ``jump``)
+
+
 def conditional_jump(table: dict):
     """The handler of the conditional jumps in ``table`` (name -> (sense, pops always))."""
     def handler(f, ins, i):
@@ -94,21 +99,36 @@ def _branch_on(f, ins, i, sense: str, pops_always: bool):
 def _for_iter(f, ins, i):
     block = f.s.blocks[f.s.block_of[i]]
     it = f.stack[-1]
-    ev = f.r.peek()
+    r = f.r
+    pos, log = r.pos, r.log
+    ev = log[pos] if pos < len(log) else None
+    if ev is None or type(ev) in MARK_TYPES:
+        ev = r.peek()                    # (settles generator resumptions first)
     if ev is f.info.marks[block.jump]:
         f.stack.pop()
         f.branch(i, it, block.jump, block.fall, True, False, "exhausted")
         return
-    value = f.r.take()
+    if ev is None or type(ev) in MARK_TYPES:
+        value = r.take()                 # (raises Missing: ``next`` raised)
+    else:
+        value = ev                       # ``take`` after ``peek``: the same event
+        r.pos += 1
     f.next_block = block.fall
-    if f.r.resumed is not None:
+    if r.resumed is not None:
         segment = resumed_item(f, value, it.value)
         if segment is not None:          # a traced generator's item: the segment yielding it
             f.stack.append(segment)
             return
-    step = f.steps.get(id(it), 0)
-    f.steps[id(it)] = step + 1
-    f.stack.append(f.call(ops.next_item, (it, f.r.literal(step)), value, i))
+    steps = f.steps
+    step = steps.get(id(it), 0)
+    steps[id(it)] = step + 1
+    literal = r.ints.get(step)
+    node = append_call(f.tape, PrimitiveCall, ops.next_item,
+                       (it, literal if literal is not None else r.literal(step)), None, value,
+                       f.ops[i].loc)             # ``f.call``, inlined
+    if r.aliasing.writes and type(value) is ndarray:
+        r.aliasing.noted(node)
+    f.stack.append(node)
 
 
 @handles("RETURN_GENERATOR")
@@ -184,14 +204,25 @@ def _reraise(f, ins, i):
 @handles("CALL")
 def _call(f, ins, i):
     n = ins.arg
-    args = list(_pop_n(f, n))
-    callee = f.stack.pop()
+    stack = f.stack
+    if f.versions:
+        args = list(_pop_n(f, n))
+    elif n:                             # ``_pop_n`` without versions to resolve
+        args = stack[-n:]
+        del stack[-n:]
+    else:
+        args = []
+    callee = stack.pop()
     if i in f.s.self_layout:            # [function, self, args]: self is the first argument
         args.insert(0, f.r.resolve(callee) if isinstance(callee, Node) else callee)
-        callee = f.stack.pop()
+        callee = stack.pop()
     else:
-        f.stack.pop()                   # the NULL under the callable
-    names, f.kwnames = f.kwnames, ()
+        stack.pop()                     # the NULL under the callable
+    names = f.kwnames
+    if not names:
+        f.do_call(i, callee, args, {})
+        return
+    f.kwnames = ()
     split = len(args) - len(names)
     f.do_call(i, callee, args[:split], dict(zip(names, args[split:])))
 
