@@ -20,6 +20,7 @@ left to decide (every version). The hook cannot tell such a call from one that n
 call is decided with the limit raised for the decision (``headroom.with_room``) everywhere
 except the last frame (3.12+) or two (3.11) where the call would still fit untraced.
 """
+import functools
 import gc
 import math
 import sys
@@ -149,17 +150,19 @@ class Deep:
 
 
 class Holder:
-    """No operators of its own: the ``Deep`` it holds is not seen before the product runs."""
+    """No operators of its own; made by a ``functools.partial`` (C code) inside the run, so
+    the ``Deep`` it holds is not seen before the product runs."""
 
     def __init__(self, v):
         self.v = v
 
 
 def _product_of_a_held_operand():
-    """``holder.v * a`` in globals that never name ``Deep``, before any call: the product is
-    a primitive node, pulled back by tracing ``Deep.__mul__`` (``ad.dunders``)."""
+    """``make().v * a`` in globals that never name ``Deep``, the holder made by C code (out of
+    the operator-reach walk's sight): the product is a primitive node, pulled back by tracing
+    ``Deep.__mul__`` (``ad.dunders``)."""
     scope = {}
-    exec(compile("def product(a, holder):\n    return holder.v * a\n", __file__, "exec"), scope)
+    exec(compile("def product(a, make):\n    return make().v * a\n", __file__, "exec"), scope)
     return scope["product"]
 
 
@@ -207,11 +210,11 @@ def _gradient_of_value(f, n):
 
 
 def _plain_product(f, n):
-    return f(0.5, Holder(Deep(n)))
+    return f(0.5, functools.partial(Holder, Deep(n)))
 
 
 def _gradient_of_product(f, n):
-    return dcgraph.grad(f)(0.5, Holder(Deep(n)))
+    return dcgraph.grad(f)(0.5, functools.partial(Holder, Deep(n)))
 
 
 def _vjp(f, n):
@@ -414,7 +417,7 @@ def test_a_pull_back_through_an_operator_method_keeps_the_untraced_depth(known_l
     """The backward pass traces ``Deep.__mul__`` (``ad.dunders``) as deep as the product ran
     in the user's call."""
     plain = _deepest(_plain_product, product)
-    _, tape = dcgraph.track(product, 0.5, Holder(Deep(3)))
+    _, tape = dcgraph.track(product, 0.5, functools.partial(Holder, Deep(3)))
     assert [type(n).__name__ for n in tape.nodes].count("NestedCall") == 0    # a primitive
     assert _deepest(_gradient_of_product, product) == plain
     assert _gradient_of_product(product, plain) == plain + 1
