@@ -24,6 +24,7 @@ import types
 import weakref
 
 from .classes import traced_target
+from .inline_calls import substitution_ended
 from .operator_guards import GUARDING, guards_operators, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 
@@ -215,6 +216,8 @@ class Run:
         ignores what it logs past ``log_end``."""
         self.closed = True
         self.log_end = len(self.log)
+        if self.level_class is not Level:
+            substitution_ended(self)    # call sites may decide C callables inline again
         if self.summary:                # the hook's raw entries summarised; what hooks log
             self.log.settle()           # from now on (a generator resumed later) is dropped
             for level in self.levels:

@@ -9,7 +9,8 @@ from .context import Context
 from .headroom import narrowed, widened
 from .instrument.versions import check_supported
 from .operator_guards import operator_arguments
-from .recorder import CO_RESUMABLE, EntryMark, Run
+from .inline_calls import substitution_started
+from .recorder import CO_RESUMABLE, EntryMark, Level, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .screen import screen
@@ -70,6 +71,8 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     filters = screen(run.log)        # None unless the user set a trace or profile function
     try:
         widened(run, frames + _HOOK_FRAMES)     # inside: narrowed whatever happens
+        if run.level_class is not Level:
+            substitution_started(run)           # ended by ``run.close``
         result = call(*args, **kwargs)
     except BaseException as exc:
         if filters is not None:

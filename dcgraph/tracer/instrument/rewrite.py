@@ -12,12 +12,13 @@ from __future__ import annotations
 import threading
 import types
 
-from bytecode import Bytecode, Instr, TryBegin
+from bytecode import Bytecode, Instr, Label, TryBegin
 from bytecode.instr import InstrLocation
 
 from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark, _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import LandMark, delegated
+from ..inline_calls import INLINE_PRIMITIVES
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .guards import guarded_site, switch_sites
@@ -202,8 +203,16 @@ def _log(depth: int, load: list, loc) -> list:
 
 
 def _hook(depth: int, below: int, loc) -> list:
-    """Replace the callable ``below`` slots under the top by hook(callable)."""
+    """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
+    type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged) is
+    instead logged with ``append`` and kept, without a Python call."""
     seq = [Instr("SWAP", below + 1, location=loc)] if below else []
+    slow, done = Label(), Label()
+    seq += [*_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
+            Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+            Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], slow, location=loc)]
+    seq += _log(depth, [Instr("COPY", 3, location=loc)], loc)
+    seq += [Instr("JUMP_FORWARD", done, location=loc), slow]
     if ops.NULL_FIRST:        # [NULL, hook, callable]
         seq += [Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc),
                 Instr("COPY", depth + _HIDDEN + 1, location=loc), Instr("SWAP", 2, location=loc)]
@@ -211,6 +220,7 @@ def _hook(depth: int, below: int, loc) -> list:
         seq += [Instr("COPY", depth + _HIDDEN, location=loc), Instr("SWAP", 2, location=loc),
                 Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc)]
     seq += ops.call_instrs(1, loc)
+    seq.append(done)
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
     return seq
