@@ -170,3 +170,32 @@ def test_a_proxy_of_a_c_function_goes_to_the_hook_and_is_traced():
     tape.lint()
     (call,) = [n for n in tape.nodes if n.kind == "NestedCall"]
     assert call.value == math.sin(0.5) + 1.0
+
+
+def calls_math_sin(x):
+    return math.sin(x)
+
+
+def test_a_site_whose_callable_was_rebound_after_instrumenting_decides_afresh(monkeypatch):
+    sin = math.sin
+    for _ in range(30):                  # instrumented expecting math.sin at the site
+        _, _, seen = _hook_calls(calls_math_sin, 0.5)
+        assert seen == []
+
+    def python_sin(x):
+        return x * 2.0
+
+    monkeypatch.setattr(math, "sin", python_sin)
+    for _ in range(30):
+        result, tape, seen = _hook_calls(calls_math_sin, 0.5)
+        assert result == 1.0 and seen == [python_sin]
+    tape.lint()
+    assert [n.fn for n in tape.nodes if n.kind == "NestedCall"] == [python_sin]
+    monkeypatch.setattr(math, "sin", math.cos)      # another C function: the type test
+    for _ in range(30):
+        result, tape, seen = _hook_calls(calls_math_sin, 0.5)
+        assert result == math.cos(0.5) and seen == []
+    assert [n.fn for n in tape.nodes if n.kind == "PrimitiveCall"] == [math.cos]
+    monkeypatch.setattr(math, "sin", sin)
+    result, tape = dcgraph.track(calls_math_sin, 0.5, ctx=SinToCos())   # substituted
+    assert result == math.cos(0.5) and tape.find(fn=math.sin)[0].value == math.cos(0.5)
