@@ -45,15 +45,15 @@ class _Idle:
     __slots__ = ()
     pending = (_discard, _identity)
     closed = True                        # no generator is started or resumed into it
+    frames = 0                           # no run active: tracing adds no frames yet
 
 
 class _State(threading.local):
     """Per thread: the active run (its ``pending`` pair is what the next traced frame's
-    prologue takes, see ``Level.hook``) and the frames ``track`` and its callers add below
-    the runs active in this thread (``headroom``)."""
+    prologue takes, see ``Level.hook``; its ``frames``, what ``track`` and its callers add
+    below it and the runs it is nested in, see ``headroom``)."""
 
     run = _Idle()
-    frames = 0
 
 
 _state = _State()
@@ -186,7 +186,8 @@ class Run:
 
     __slots__ = ("ctx", "summary", "shared_memo", "level_class", "log", "log_append", "levels",
                  "pending", "unsupported", "generators", "live_generators", "closed", "log_end",
-                 "constructors", "operators", "dispatch", "guard_token", "__weakref__")
+                 "constructors", "operators", "dispatch", "guard_token", "frames",
+                 "__weakref__")
 
     def __init__(self, ctx, log: list | None = None):
         self.ctx = ctx

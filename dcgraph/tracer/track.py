@@ -64,8 +64,8 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     if traced is not None:
         call = traced if target is f else types.MethodType(traced, f.__self__)
     state = _recorder_state
-    previous, outer = getattr(state, "run", None), state.frames
-    state.frames = frames = outer + callers + 1
+    previous = state.run             # one thread-local read and one write each way
+    run.frames = frames = previous.frames + callers + 1
     state.run = run
     filters = screen(run.log)        # None unless the user set a trace or profile function
     try:
@@ -76,7 +76,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     except BaseException as exc:
         if filters is not None:
             filters.restore()
-        state.run, state.frames = previous, outer
+        state.run = previous
         narrowed(run)
         run.close()
         if log is not None:
@@ -87,7 +87,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         raise
     if filters is not None:
         filters.restore()
-    state.run, state.frames = previous, outer
+    state.run = previous
     narrowed(run)
     run.close()
     if log is not None:
