@@ -25,6 +25,7 @@ import weakref
 
 from .classes import traced_target
 from .headroom import with_room
+from .inline_calls import substitution_ended
 from .operator_guards import GUARDING, guards_operators, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 
@@ -45,15 +46,15 @@ class _Idle:
     __slots__ = ()
     pending = (_discard, _identity)
     closed = True                        # no generator is started or resumed into it
+    frames = 0                           # no run active: tracing adds no frames yet
 
 
 class _State(threading.local):
     """Per thread: the active run (its ``pending`` pair is what the next traced frame's
-    prologue takes, see ``Level.hook``) and the frames ``track`` and its callers add below
-    the runs active in this thread (``headroom``)."""
+    prologue takes, see ``Level.hook``; its ``frames``, what ``track`` and its callers add
+    below it and the runs it is nested in, see ``headroom``)."""
 
     run = _Idle()
-    frames = 0
 
 
 _state = _State()
@@ -189,31 +190,39 @@ class SubstitutingLevel(Level):
 class Run:
     """One ``track`` call: its log, context and per-depth decisions."""
 
+    __slots__ = ("ctx", "summary", "shared_memo", "level_class", "log", "log_append", "levels",
+                 "pending", "unsupported", "generators", "live_generators", "closed", "log_end",
+                 "constructors", "operators", "dispatch", "guard_token", "frames",
+                 "reached", "__weakref__")
+
     def __init__(self, ctx, log: list | None = None):
         self.ctx = ctx
-        self.summary = log is not None  # a ``summary.SummaryLog``: memoise long-lived only
-        self.shared_memo = {} if not ctx.depth_dependent else None
-        self.level_class = SubstitutingLevel if ctx.substitutes() else Level
-        self.log: list = log if log is not None else []
-        # what frames log with: a summary log's ``logged``; the hook appends to ``log`` itself
-        self.log_append = log.logged if log is not None else self.log.append
-        self.levels: list[Level] = []
-        self.levels.append(self.level_class(self, 0))     # the root's, always needed
-        if self.shared_memo is not None and self.level_class is Level:
-            self.levels[0].child = self.levels[0]   # no answer depends on the depth: one level
-        self.pending = self.levels[0].pair                # the root frame's (append, hook)
-        self.unsupported: dict = {}     # code -> reason it was not instrumented
-        # generator frame objects (the log holds them anyway; hashed by identity, and no
-        # ``id`` call, which 3.11 counts against the recursion limit: ``headroom``)
-        self.generators: dict = {}      # frame -> the (append, hook) of its level, made here
-        self.live_generators: dict = {}     # frame -> None, started here and logging
+        # a ``summary.SummaryLog`` (``summary``: memoise long-lived callables only) is logged
+        # to through its ``logged``; the hook appends to ``log`` itself. ``constructors``:
+        # class -> its constructor (``classes.constructor``), none kept for a summary log
+        if log is None:
+            self.summary, self.log, self.constructors = False, [], {}
+            self.log_append = self.log.append
+        else:
+            self.summary, self.log, self.log_append, self.constructors = \
+                True, log, log.logged, None
+        shared = self.shared_memo = {} if not ctx.depth_dependent else None
+        kind = self.level_class = SubstitutingLevel if ctx.substitutes() else Level
+        root = kind(self, 0)                        # the root's, always needed
+        self.levels: list[Level] = [root]
+        if shared is not None and kind is Level:
+            root.child = root           # no answer depends on the depth: one level
+        self.pending = root.pair        # the root frame's (append, hook)
+        # ``unsupported``: code -> reason it was not instrumented. Generator frame objects
+        # (the log holds them anyway; hashed by identity, and no ``id`` call, which 3.11
+        # counts against the recursion limit: ``headroom``): ``generators``, frame -> the
+        # (append, hook) of its level, made here; ``live_generators``, frame -> None, started
+        # here and logging. ``dispatch``: per class (or pair), ``operators``' decisions.
+        self.unsupported, self.generators, self.live_generators, self.dispatch = {}, {}, {}, {}
         self.closed = False
         self.log_end = None             # len(log) at close: a generator resumed later logs past it
-        # class -> its constructor (``classes.constructor``); none kept for a summary log
-        self.constructors: dict | None = {} if log is None else None
         self.operators = False          # guards are on (``guard_operators``)
         self.reached: dict = {}         # objects found clear of operators (``operator_reach``)
-        self.dispatch: dict = {}        # per class (or pair): ``operators``' decisions
 
     def close(self) -> None:
         """The run is over: drop the levels, which refer back to the run, so the run is freed
@@ -222,6 +231,8 @@ class Run:
         ignores what it logs past ``log_end``."""
         self.closed = True
         self.log_end = len(self.log)
+        if self.level_class is not Level:
+            substitution_ended(self)    # call sites may decide C callables inline again
         if self.summary:                # the hook's raw entries summarised; what hooks log
             self.log.settle()           # from now on (a generator resumed later) is dropped
             for level in self.levels:

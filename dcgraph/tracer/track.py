@@ -1,7 +1,6 @@
 """``track(f, *args, **kwargs)``: run ``f`` instrumented and return its result and tape."""
 from __future__ import annotations
 
-import functools
 import types
 
 from .collector import collector_paused
@@ -9,7 +8,8 @@ from .context import Context
 from .headroom import narrowed, widened
 from .instrument.versions import check_supported
 from .operator_guards import operator_arguments
-from .recorder import CO_RESUMABLE, EntryMark, Run
+from .inline_calls import substitution_started
+from .recorder import CO_RESUMABLE, EntryMark, Level, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .screen import screen
@@ -64,17 +64,19 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     if traced is not None:
         call = traced if target is f else types.MethodType(traced, f.__self__)
     state = _recorder_state
-    previous, outer = getattr(state, "run", None), state.frames
-    state.frames = frames = outer + callers + 1
+    previous = state.run             # one thread-local read and one write each way
+    run.frames = frames = previous.frames + callers + 1
     state.run = run
     filters = screen(run.log)        # None unless the user set a trace or profile function
     try:
         widened(run, frames + _HOOK_FRAMES)     # inside: narrowed whatever happens
+        if run.level_class is not Level:
+            substitution_started(run)           # ended by ``run.close``
         result = call(*args, **kwargs)
     except BaseException as exc:
         if filters is not None:
             filters.restore()
-        state.run, state.frames = previous, outer
+        state.run = previous
         narrowed(run)
         run.close()
         if log is not None:
@@ -85,7 +87,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         raise
     if filters is not None:
         filters.restore()
-    state.run, state.frames = previous, outer
+    state.run = previous
     narrowed(run)
     run.close()
     if log is not None:
@@ -123,17 +125,19 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
         _primitive_root(tape, f, args, kwargs, exc, result, raised)
         return tape
 
-    tape.defer(functools.partial(_build, run=run, f=f, args=args, kwargs=kwargs, exc=exc,
-                                 result=result, raised=raised))
+    # ``_build`` bound to the tuple of what it needs: one small object per run (a
+    # ``functools.partial`` with keywords cost three times as much, per ``track``)
+    tape.defer(types.MethodType(_build, (run, f, args, kwargs, exc, result, raised)))
     return tape
 
 
-def _build(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> None:
-    """Replay the run's log into ``tape`` (called once, by ``Tape.nodes``). The replay keeps
-    its own stack of frames (no recursion limit) and runs with the cyclic collector paused
+def _build(outcome: tuple, tape: Tape) -> None:
+    """Replay the run's log into ``tape`` (called once, by ``Tape.nodes``, bound to
+    ``outcome``: the run, ``f``, its arguments, and how it ended). The replay keeps its own
+    stack of frames (no recursion limit) and runs with the cyclic collector paused
     (``collector.collector_paused``: restored afterwards, overlapping builds counted)."""
     with collector_paused():
-        _replay_into(tape, run, f, args, kwargs, exc, result, raised)
+        _replay_into(tape, *outcome)
 
 
 def _replay_into(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> None:

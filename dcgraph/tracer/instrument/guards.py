@@ -25,7 +25,7 @@ from .versions import opcode_table
 
 ops = opcode_table()
 
-__all__ = ["switch_sites", "guarded_site"]
+__all__ = ["switch_sites", "guarded_site", "static_callees"]
 
 _HEAPTYPE = 1 << 9
 _PYTHON_CALLABLES = (types.FunctionType, types.MethodType)
@@ -68,18 +68,49 @@ def _resolve(s: Structure, d, uses: dict, scope: dict):
     return _MISSING
 
 
-def switch_sites(s: Structure, scope: dict | None) -> set:
-    """Instruction indices reached after a call that may switch guards on, in the same frame
-    (within its block, then every block reachable from it, exception handlers included).
-    ``scope``: the function's globals (None: every call may)."""
-    uses: dict = {}                      # instruction -> the definitions it consumed
-    callees: dict = {}                   # call -> the definitions of its callable (no NULLs)
+def _callee_definitions(s: Structure) -> tuple[dict, dict]:
+    """(instruction -> the definitions it consumed, call -> the definitions of its callable,
+    NULLs left out)."""
+    uses: dict = {}
+    callees: dict = {}
     for d, roles in s.consumers.items():
         for role in roles:
             uses.setdefault(role[1] if isinstance(role, tuple) else role, set()).add(d)
             if isinstance(role, tuple) and role[0] == "callee" and not (
                     isinstance(d[0], int) and ops.null_pushed(s.instrs[d[0]], d[1])):
                 callees.setdefault(role[1], []).append(d)
+    return uses, callees
+
+
+def static_callees(s: Structure, scope: dict | None, kinds: frozenset) -> dict:
+    """call index -> the callable its callee load gives when the code is instrumented (a
+    global, or an attribute of a module global), for the calls whose every definition of the
+    callable resolves to one object whose type is in ``kinds``, owned by no instance (a
+    function of a module or builtin, an unbound descriptor, a ufunc: the code may keep it).
+    Only a guess: the call site still tests the callable's identity when it runs."""
+    if scope is None:
+        return {}
+    uses, callees = _callee_definitions(s)
+    found = {}
+    for c, known in callees.items():
+        values = {id(v): v for v in (_resolve(s, d, uses, scope) for d in known)}
+        if len(values) != 1:
+            continue
+        value = next(iter(values.values()))
+        if value is _MISSING or type(value) not in kinds:
+            continue
+        owner = getattr(value, "__self__", None) if type(value) is types.BuiltinFunctionType \
+            else None
+        if owner is None or isinstance(owner, types.ModuleType):
+            found[c] = value
+    return found
+
+
+def switch_sites(s: Structure, scope: dict | None) -> set:
+    """Instruction indices reached after a call that may switch guards on, in the same frame
+    (within its block, then every block reachable from it, exception handlers included).
+    ``scope``: the function's globals (None: every call may)."""
+    uses, callees = _callee_definitions(s)
     starts, seen, sites = [], set(), set()
     for c, ins in enumerate(s.instrs):
         if ins.name not in ops.CALLS and ins.name not in _SUSPENDING:

@@ -12,15 +12,16 @@ from __future__ import annotations
 import threading
 import types
 
-from bytecode import Bytecode, Instr, TryBegin
+from bytecode import Bytecode, Instr, Label, TryBegin
 from bytecode.instr import InstrLocation
 
 from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark, _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import LandMark, delegated
+from ..inline_calls import ALWAYS_PRIMITIVE, INLINE_PRIMITIVES
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
-from .guards import guarded_site, switch_sites
+from .guards import guarded_site, static_callees, switch_sites
 from .versions import opcode_table, semantics
 
 ops = opcode_table()     # the running interpreter's opcode tables
@@ -122,7 +123,7 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         _plan(info, s)
         if not guarded and ops.GUARDED_OPERATORS:
             info.switched = switch_sites(s, scope)
-        out = _emit(info, s, bc)
+        out = _emit(info, s, bc, static_callees(s, scope, ALWAYS_PRIMITIVE))
         new = Bytecode(out)
         new._copy_attr_from(bc)
         # Handler depths come from the original exception table, shifted by the hidden slots:
@@ -202,9 +203,27 @@ def _log(depth: int, load: list, loc) -> list:
     return seq
 
 
-def _hook(depth: int, below: int, loc) -> list:
-    """Replace the callable ``below`` slots under the top by hook(callable)."""
+def _hook(depth: int, below: int, loc, expected=None) -> list:
+    """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
+    type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged) is
+    instead logged with ``append`` and kept, without a Python call. ``expected``: the C
+    callable the site's callee load gave when instrumented; when the callable *is* it, a
+    non-empty ``INLINE_PRIMITIVES`` (no substituting run active) is the whole test."""
     seq = [Instr("SWAP", below + 1, location=loc)] if below else []
+    slow, done, fast, typed = Label(), Label(), Label(), Label()
+    if expected is not None:
+        seq += [Instr("COPY", 1, location=loc), Instr("LOAD_CONST", expected, location=loc),
+                Instr("IS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], typed, location=loc),
+                Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+                *[Instr(name, location=loc) for name in ops.GUARD_SWITCH_TEST],
+                Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
+                Instr("JUMP_FORWARD", fast, location=loc), typed]
+    seq += [*_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
+            Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+            Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
+            fast]
+    seq += _log(depth, [Instr("COPY", 3, location=loc)], loc)
+    seq += [Instr("JUMP_FORWARD", done, location=loc), slow]
     if ops.NULL_FIRST:        # [NULL, hook, callable]
         seq += [Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc),
                 Instr("COPY", depth + _HIDDEN + 1, location=loc), Instr("SWAP", 2, location=loc)]
@@ -212,6 +231,7 @@ def _hook(depth: int, below: int, loc) -> list:
         seq += [Instr("COPY", depth + _HIDDEN, location=loc), Instr("SWAP", 2, location=loc),
                 Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc)]
     seq += ops.call_instrs(1, loc)
+    seq.append(done)
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
     return seq
@@ -315,7 +335,9 @@ def _prologue(info: CodeInfo, loc) -> list:
     return seq + _log(0, load, loc)
 
 
-def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
+def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
+    """The instrumented instructions; ``callees``: call index -> the C callable its callee
+    load gave when instrumented (``guards.static_callees``), tested first by identity."""
     out: list = []
     i = -1
     resumed = False
@@ -355,7 +377,7 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode) -> list:
         call = ops.hook_site(s.instrs, i)
         if call is not None:
             below = ops.callee_below(s.instrs[call], call in s.self_layout)
-            out += _hook(s.depth_before[i], below, loc)
+            out += _hook(s.depth_before[i], below, loc, callees.get(call))
         kind = info.probe[i]
         guarded = ops.guarded_operator(ins) if kind == "value" and (
             info.guarded or i in info.switched) else None

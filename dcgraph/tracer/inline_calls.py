@@ -1,0 +1,58 @@
+"""Calls decided in the instrumented bytecode itself, without the call hook.
+
+The call hook (``recorder.Level.hook``) is a Python call, about 100 ns even on its fastest
+path; for a callable the hook always returns unchanged after logging it (a function or method
+written in C, a numpy ufunc or array-function dispatcher: ``ALWAYS_PRIMITIVE``, by exact type)
+the instrumented call site does the same inline: it tests ``type(callable) in
+INLINE_PRIMITIVES``, and when it is, logs the callable with the frame's ``append`` and keeps
+it (``instrument.rewrite._hook``). The log is what the hook would have written.
+
+The one exception to "always returned unchanged" is a context that substitutes callables
+(``Context.substitute``, asked for every call): while any run with such a context is active
+(in any thread) ``INLINE_PRIMITIVES`` is empty, so every site calls the hook; the last such
+run to end fills it again. Counted and locked, like ``headroom``.
+"""
+from __future__ import annotations
+
+import threading
+import types
+
+import numpy as np
+
+__all__ = ["ALWAYS_PRIMITIVE", "INLINE_PRIMITIVES", "substitution_started",
+           "substitution_ended"]
+
+# callables whose decision is "primitive" whatever the context: C functions and methods
+# (``recorder._BUILTIN_CALLABLES``), and two C types whose instances the hook's ``decide``
+# never traces (not a Python function, not a heap type). By exact type: no subclass.
+ALWAYS_PRIMITIVE = frozenset({types.BuiltinFunctionType, types.MethodWrapperType,
+                              types.WrapperDescriptorType, types.MethodDescriptorType,
+                              types.ClassMethodDescriptorType, np.ufunc, type(np.sum)})
+# what the call sites test (a set, identity-keyed as a constant: ``bytecode`` cannot marshal
+# types, so it never merges it with another constant); empty while a substituting run is active
+INLINE_PRIMITIVES: set = set(ALWAYS_PRIMITIVE)
+
+
+class _Substituting:
+    __slots__ = ("lock", "active")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.active: dict = {}     # run (by identity) -> None
+
+
+_substituting = _Substituting()
+
+
+def substitution_started(run, state: _Substituting = _substituting) -> None:
+    """A run whose context substitutes callables starts: every site calls the hook."""
+    with state.lock:
+        state.active[run] = None
+        INLINE_PRIMITIVES.clear()
+
+
+def substitution_ended(run, state: _Substituting = _substituting) -> None:
+    """That run has ended (harmless if it never started or already ended)."""
+    with state.lock:
+        if state.active.pop(run, 0) is None and not state.active:
+            INLINE_PRIMITIVES.update(ALWAYS_PRIMITIVE)
