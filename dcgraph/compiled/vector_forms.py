@@ -1,0 +1,175 @@
+"""Statement forms the vectoriser (``vectorise``) understands, read from generated lines.
+
+A line of straight-line code is split into a *template* (its text with each local variable,
+``v12``/``g7``/``g0_3``, replaced by ``_Pn<i>`` and each number literal by ``_Pc<i>``)
+and its *operands* (the replaced texts, in order). Lines of one unrolled loop's iterations
+have equal templates. ``form(template, ns)`` classifies a template once (cached by the caller):
+
+* ``Form("expr", tree)``: ``_Pn0 = <expression>`` of operands, literals, ``+ - * /``, unary
+  ``-``/``+`` and one-argument calls of the functions in ``FUNCTIONS`` (by the object the
+  namespace binds the name to);
+* ``Form("read", ...)``: ``_Pn0 = _Pn1[_Pc2]`` (a list or tuple read at a literal position);
+* ``Form("typeguard", ...)``: ``if _type(_Pn0) is not T: raise _GF(_Pc1)``;
+* ``Form("constguard", ...)``: ``if <literal> <cmp> <literal>: raise _GF(...)``;
+* None: anything else (a barrier).
+
+Placeholders are numbered together in order of appearance (``_Pn0 = _Pn1 * _Pc2``), so the
+number is the operand's index; ``_P`` names are used by no code generator.
+
+``FUNCTIONS`` is the table: the scalar function, its numpy ufunc, and whether the two are
+both correctly rounded (IEEE ``sqrt``: the same bits on every input). The ufunc is used where
+bitwise agreement is not required (the backward pass); in the forward pass only when exact,
+or when ``agrees(fn)``: on this machine and numpy build, the ufunc gave the bits of the
+``math`` function on every one of ``CALIBRATION`` inputs spread over many magnitudes (tried
+once per process, on first use). numpy's float64 ``sin``/``cos`` call the C library as
+``math`` does on x86-64 today, while its ``exp``/``log``/``tanh`` have SIMD kernels of their own
+that differ in the last bit; a future SIMD ``sin`` would fail the calibration.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import math
+import operator
+import re
+
+import numpy as np
+
+__all__ = ["Form", "form", "split", "FUNCTIONS", "LOCAL"]
+
+LOCAL = re.compile(r"[vg]\d+(?:_\d+)?$")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?")
+
+# scalar function -> (numpy ufunc, exact: the ufunc gives the same bits on every input)
+FUNCTIONS = {math.sin: (np.sin, False), math.cos: (np.cos, False), math.exp: (np.exp, False),
+             math.log: (np.log, False), math.tanh: (np.tanh, False), math.tan: (np.tan, False),
+             math.atan: (np.arctan, False), math.log1p: (np.log1p, False),
+             math.expm1: (np.expm1, False), math.sqrt: (np.sqrt, True)}
+CALIBRATION = 1 << 14
+_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+_UNARY = {ast.USub: "-", ast.UAdd: "+"}
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+            ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+class Form:
+    """A classified template: ``kind`` and its parts (see the module)."""
+
+    __slots__ = ("kind", "tree", "slots", "extra")
+
+    def __init__(self, kind, tree=None, slots=(), extra=None):
+        self.kind, self.tree, self.slots, self.extra = kind, tree, slots, extra
+
+
+def split(line: str):
+    """``(template, operands)`` of a generated line (operands: local names and numbers)."""
+    out, operands, last = [], [], 0
+    for m in _TOKEN.finditer(line):
+        text = m.group()
+        if text[0].isdigit():
+            ph = f"_Pc{len(operands)}"
+        elif LOCAL.match(text):
+            ph = f"_Pn{len(operands)}"
+        else:
+            continue
+        out.append(line[last:m.start()])
+        out.append(ph)
+        operands.append(text)
+        last = m.end()
+    out.append(line[last:])
+    return "".join(out), operands
+
+
+def form(template: str, ns: dict):
+    """The ``Form`` of a template (None: not one the vectoriser handles)."""
+    try:
+        tree = ast.parse(template).body
+    except SyntaxError:
+        return None
+    if len(tree) != 1:
+        return None
+    stmt = tree[0]
+    if type(stmt) is ast.Assign and len(stmt.targets) == 1 \
+            and _is(stmt.targets[0], "_Pn0", exact=True):
+        value = stmt.value
+        if type(value) is ast.Subscript and _is(value.value, "_Pn") and _is(value.slice, "_Pc"):
+            return Form("read", value, (value.value.id, value.slice.id))
+        return Form("expr", value) if _expression(value, ns) else None
+    if type(stmt) is ast.If and not stmt.orelse and len(stmt.body) == 1 \
+            and type(stmt.body[0]) is ast.Raise and _guard_raise(stmt.body[0]):
+        test, code = stmt.test, stmt.body[0].exc.args[0].id
+        if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.IsNot \
+                and type(test.left) is ast.Call and _is(test.left.func, "_type", exact=True) \
+                and len(test.left.args) == 1 and _is(test.left.args[0], "_Pn") \
+                and type(test.comparators[0]) is ast.Name \
+                and isinstance(ns.get(test.comparators[0].id), type):
+            return Form("typeguard", None, (test.left.args[0].id, code),
+                        ns[test.comparators[0].id])
+        if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE \
+                and _is(test.left, "_Pc") and _is(test.comparators[0], "_Pc"):
+            return Form("constguard", None, (test.left.id, test.comparators[0].id, code),
+                        _COMPARE[type(test.ops[0])])
+    return None
+
+
+def _is(node, prefix: str, exact: bool = False) -> bool:
+    return type(node) is ast.Name and (node.id == prefix if exact else node.id.startswith(prefix))
+
+
+def _guard_raise(stmt) -> bool:
+    exc = stmt.exc
+    return stmt.cause is None and type(exc) is ast.Call and _is(exc.func, "_GF", exact=True) \
+        and len(exc.args) == 1 and _is(exc.args[0], "_Pc")
+
+
+def _expression(node, ns: dict) -> bool:
+    t = type(node)
+    if t is ast.Name:
+        return node.id.startswith(("_Pn", "_Pc"))
+    if t is ast.BinOp:
+        return type(node.op) in _BINARY and _expression(node.left, ns) \
+            and _expression(node.right, ns)
+    if t is ast.UnaryOp:
+        return type(node.op) in _UNARY and _expression(node.operand, ns)
+    if t is ast.Call:
+        fn = ns.get(node.func.id) if type(node.func) is ast.Name else None
+        try:
+            known = fn in FUNCTIONS
+        except TypeError:
+            return False
+        return known and len(node.args) == 1 and not node.keywords \
+            and _expression(node.args[0], ns)
+    return False
+
+
+@functools.cache
+def agrees(fn) -> bool:
+    """Does ``fn``'s ufunc give the bits of ``fn`` here (on the calibration inputs)?"""
+    ufunc, exact = FUNCTIONS[fn]
+    if exact:
+        return True
+    rng = np.random.default_rng(20261124)
+    mags = np.repeat(10.0 ** np.arange(-8, 9), CALIBRATION // 17 + 1)[:CALIBRATION]
+    x = rng.uniform(-1.0, 1.0, CALIBRATION) * mags
+    if fn in (math.log, math.sqrt):
+        x = np.abs(x)
+    elif fn is math.log1p:
+        x = np.abs(x) - 0.5
+    elif fn in (math.exp, math.expm1):
+        x = np.clip(x, -700.0, 700.0)
+    with np.errstate(all="ignore"):
+        try:
+            expected = np.array(list(map(fn, x.tolist())))
+        except (ValueError, OverflowError):
+            return False
+        whole = ufunc(x)
+        parts = np.concatenate([ufunc(x[k:k + 7]) for k in range(0, 7 * 64, 7)])
+    return bool(np.array_equal(whole, expected) and np.array_equal(parts, expected[:len(parts)]))
+
+
+def binary_symbol(op) -> str:
+    return _BINARY[type(op)]
+
+
+def unary_symbol(op) -> str:
+    return _UNARY[type(op)]

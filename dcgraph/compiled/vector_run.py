@@ -1,0 +1,426 @@
+"""One run of isomorphic groups written as array code (``vectorise`` finds the runs).
+
+``Run(ctx, start, period, groups, number)`` analyses units ``start + k * period + j`` (group
+``k``, line ``j``) and writes ``lines``, or raises ``NotVector`` when some operand or line
+fits none of the classes ``vectorise`` lists. ``unpack(wanted)`` gives the lines that set the
+run's variables later code reads (``wanted(name)``), from its vectors, with recorded types.
+Names the code defines: ``_w<run>_<line>`` (a line's vector, or its value when the same in
+every group), ``_r..`` (a read's list), ``_a..`` (a chain's partial sums), ``_t..``/``_d..``
+(terms, divisors); ``_vk..`` are bound constants.
+"""
+from __future__ import annotations
+
+import ast
+import operator
+
+import numpy as np
+
+from .vector_forms import FUNCTIONS, agrees, binary_symbol, unary_symbol
+
+__all__ = ["Run", "NotVector"]
+
+_FLOATS = (float, np.float64)
+_INT_EXACT = 1 << 53
+
+
+class NotVector(Exception):
+    """This run does not vectorise (it stays scalar code)."""
+
+
+def _literal(text: str):
+    return float(text) if any(ch in text for ch in ".eE") else int(text)
+
+
+def _node_id(name: str) -> int:
+    return int(name[1:].split("_")[0])
+
+
+class Run:
+    """A vectorised run (see the module)."""
+
+    def __init__(self, ctx, start: int, period: int, groups: int, number: int):
+        self.ctx, self.s, self.p, self.n, self.r = ctx, start, period, groups, number
+        self.ops = [[ctx.operands[start + k * period + j] for k in range(groups)]
+                    for j in range(period)]
+        self.forms = [ctx.form_of(start + j) for j in range(period)]
+        self.targets = {j: [o[0] for o in self.ops[j]] for j, f in enumerate(self.forms)
+                        if f.kind in ("expr", "read")}
+        self.defined = {name for names in self.targets.values() for name in names}
+        self.head, self.body = [], []
+        self.vec: dict = {}          # line -> (text, is_vector, kind, element type)
+        self.out: dict = {}          # line -> how to read group k's value: (kind, text, ...)
+        self.guarded: set = set()
+        self.read_codes: dict = {}
+        self._code = None
+        ctx.runtime()
+        self.chains = self.find_chains()
+        self.prepare_guards()
+        for j, f in enumerate(self.forms):
+            if f.kind == "expr" and j not in self.chain_of:
+                self.expression(j)
+            elif f.kind == "read":
+                self.read(j)
+            elif f.kind == "expr":
+                self.term(j)
+        for chain in self.chains:
+            self.accumulate(chain)
+        self.lines = self.head + self.body
+        self.register()
+
+    # -- operands --------------------------------------------------------------------------
+    def column(self, j: int, ph: str) -> list:
+        q = int(ph[3:])
+        return [o[q] for o in self.ops[j]]
+
+    def local(self, j: int, seq: list):
+        """The latest line before ``j`` in the group whose targets are ``seq`` (or None)."""
+        for i in range(j - 1, -1, -1):
+            if self.targets.get(i) == seq:
+                return i
+        return None
+
+    def carried(self, seq: list):
+        """The line whose previous-group target ``seq`` reads in every later group (a
+        loop-carried value; ``seq[0]`` is its value before the run)."""
+        for i, names in self.targets.items():
+            if names[:-1] == seq[1:]:
+                return i
+        return None
+
+    def code_for(self, j: int) -> int:
+        ops = self.ops[j][0]
+        return _node_id(ops[0]) if ops and ops[0][0] in "vg" else -1
+
+    def forward(self, j: int) -> bool:
+        return self.ops[j][0][0][0] == "v"
+
+    def guard_type(self, name: str, code: int) -> None:
+        """Values read from before the run keep their recorded types (array code needs it)."""
+        t = self.ctx.recorded_type(name)
+        if name in self.guarded or t is None:
+            return
+        if t not in _FLOATS and t not in (int, list, tuple):
+            raise NotVector(f"{name} is not a number or a list")
+        self.guarded.add(name)
+        self.head.append(f"if _type({name}) is not {self.ctx.bind(t, '_vk_t')}: raise _GF({code})")
+
+    def name(self, j: int, ph: str):
+        """``(text, is_vector)`` of a name operand of line ``j`` (not a chain's own link)."""
+        seq = self.column(j, ph)
+        i = self.local(j, seq)
+        if i is not None:
+            if i in self.chain_of or i not in self.vec or self.vec[i][2] == "objects":
+                raise NotVector("a chain's partial sum or a list used in arithmetic")
+            return self.vec[i][:2]
+        if any(x in self.defined for x in seq):
+            raise NotVector("a value of the run used across groups")
+        first = seq[0]
+        if all(x == first for x in seq):
+            self.guard_type(first, self.code_for(j))
+            return first, False
+        pieces = self.pieces(seq)
+        if pieces is not None:
+            return pieces, True
+        types = {self.ctx.recorded_type(x) for x in seq}
+        if len(types) != 1 or not types <= {None, *_FLOATS}:
+            raise NotVector("packed values of several types")
+        t = types.pop()
+        pack = f"_p{self.r}_{j}_{ph[3:]}"
+        self.body.append(f"{pack} = [{', '.join(seq)}]")
+        if t is not None:
+            self.body.append(f"if not _vx_alltype({pack}, {self.ctx.bind(t, '_vk_t')}): "
+                             f"raise _GF({self.code_for(j)})")
+        self.body.append(f"{pack} = _vx_array({pack})")
+        return pack, True
+
+    def pieces(self, seq: list):
+        """``seq`` as slices of earlier runs' vectors (and a few single values between
+        them), or None when it is not mostly such slices."""
+        vectors, parts, k, covered = self.ctx.vectors, [], 0, 0
+        while k < len(seq):
+            ref = vectors.get(seq[k])
+            nxt = vectors.get(seq[k + 1]) if k + 1 < len(seq) else None
+            if ref is None or nxt is None or nxt[0] != ref[0] or nxt[1] == ref[1]:
+                if parts and parts[-1][0] == "names":
+                    parts[-1][1].append(seq[k])
+                else:
+                    parts.append(("names", [seq[k]]))
+                k += 1
+                continue
+            arr, i0 = ref
+            d, m = nxt[1] - i0, 2
+            while k + m < len(seq) and vectors.get(seq[k + m]) == (arr, i0 + m * d):
+                m += 1
+            stop = i0 + m * d
+            parts.append(("slice", f"{arr}[{i0}:{'' if stop < 0 else stop}:{d}]"))
+            covered, k = covered + m, k + m
+        if 2 * covered < len(seq) or len(parts) > 4:
+            return None
+        if len(parts) == 1:
+            return parts[0][1]
+        for kind, names in parts:
+            if kind == "names":
+                for x in names:
+                    if self.ctx.recorded_type(x) not in (None, *_FLOATS):
+                        return None
+                    self.guard_type(x, _node_id(x))
+        return "_vx_cat((" + "".join(
+            (f"[{', '.join(p)}]" if kind == "names" else p) + ", " for kind, p in parts) + "))"
+
+    def literal(self, j: int, ph: str):
+        seq = self.column(j, ph)
+        if all(x == seq[0] for x in seq):
+            return seq[0], False
+        values = [_literal(x) for x in seq]
+        if any(type(v) is int and abs(v) >= _INT_EXACT for v in values):
+            raise NotVector("an int literal beyond float precision")
+        return self.ctx.bind(np.array(values, dtype=float), f"_vk{self.r}_{j}_{ph[3:]}"), True
+
+    # -- lines -----------------------------------------------------------------------------
+    def text(self, j: int, node):
+        """``(text, is_vector)`` of an expression of line ``j``'s template."""
+        t = type(node)
+        if t is ast.Name:
+            return self.literal(j, node.id) if node.id.startswith("_Pc") else self.name(j, node.id)
+        if t is ast.UnaryOp:
+            x, vx = self.text(j, node.operand)
+            return f"({unary_symbol(node.op)}{x})", vx
+        if t is ast.BinOp:
+            a, va = self.text(j, node.left)
+            b, vb = self.text(j, node.right)
+            op = binary_symbol(node.op)
+            if op == "/":
+                b = self.divisor(j, b, vb)
+            return f"({a} {op} {b})", va or vb
+        fn_name = node.func.id
+        x, vx = self.text(j, node.args[0])
+        if not vx:
+            return f"{fn_name}({x})", False
+        fn = self.ctx.ns[fn_name]
+        ufunc = FUNCTIONS[fn][0]
+        if not self.forward(j) or agrees(fn):
+            return f"_vx_{ufunc.__name__}({x})", True
+        return f"_vx_map({fn_name}, {x})", True
+
+    def divisor(self, j: int, b: str, vector: bool) -> str:
+        """A divisor that may hold a zero fails a guard (the scalar code would raise)."""
+        d = f"_d{self.r}_{j}_{len(self.body)}"
+        self.body.append(f"{d} = {b}")
+        test = f"not _vx_nozero({d})" if vector else f"{d} == 0"
+        self.body.append(f"if {test}: raise _GF({self.code_for(j)})")
+        return d
+
+    def element_type(self, j: int):
+        types = {self.ctx.recorded_type(x) for x in self.targets[j]}
+        if len(types) != 1:
+            raise NotVector("targets of several types")
+        t = types.pop()
+        if t is not None and t not in _FLOATS:
+            raise NotVector("a target that is not a float")
+        return t
+
+    def expression(self, j: int) -> None:
+        t = self.element_type(j)
+        text, vector = self.text(j, self.forms[j].tree)
+        w = f"_w{self.r}_{j}"
+        self.body.append(f"{w} = {text}")
+        self.vec[j] = (w, vector, "floats" if vector else "scalar", t)
+
+    def read(self, j: int) -> None:
+        src_ph, key_ph = self.forms[j].slots
+        src, keys = self.column(j, src_ph), self.column(j, key_ph)
+        types = {self.ctx.recorded_type(x) for x in self.targets[j]}
+        if len(types) != 1:
+            raise NotVector("a read of mixed types")
+        t = types.pop()
+        if t not in _FLOATS and t not in (list, tuple):
+            raise NotVector("a read of something else than floats or lists")
+        r = f"_r{self.r}_{j}"
+        code = self.read_codes.get(j, self.code_for(j))
+        i = self.local(j, src)
+        if i is not None:                # items of the lists an earlier line read
+            if self.vec.get(i, (0, 0, ""))[2] != "objects" or len(set(keys)) != 1:
+                raise NotVector("a nested read at varying positions")
+            getter = self.ctx.bind(operator.itemgetter(_literal(keys[0])), f"_vk_item{keys[0]}")
+            self.body.append(f"{r} = list(map({getter}, {self.vec[i][0]}))")
+            check = ""
+        else:
+            if any(x != src[0] for x in src) or src[0] in self.defined \
+                    or self.ctx.recorded_type(src[0]) not in (list, tuple):
+                raise NotVector("a read from varying containers")
+            pos = [_literal(x) for x in keys]
+            d = pos[1] - pos[0]
+            if d == 0 or any(p != pos[0] + k * d for k, p in enumerate(pos)) or min(pos) < 0:
+                raise NotVector("reads at positions not in progression")
+            self.guard_type(src[0], code)
+            stop = pos[0] + self.n * d
+            self.body.append(f"{r} = {src[0]}[{pos[0]}:{'' if stop < 0 else stop}:{d}]")
+            check = f"len({r}) != {self.n} or "
+        self.body.append(f"if {check}not _vx_alltype({r}, {self.ctx.bind(t, '_vk_t')}): "
+                         f"raise _GF({code})")
+        if t in _FLOATS:
+            w = f"_w{self.r}_{j}"
+            self.body.append(f"{w} = _vx_array({r})")
+            self.vec[j] = (w, True, "floats", t)
+        else:
+            self.vec[j] = (r, True, "objects", t)
+        self.out[j] = ("list", r)
+
+    def prepare_guards(self) -> None:
+        """Guards in the group: on read values they join the read's guard; on computed
+        values they hold by the recorded types; on values from before, once; on literals,
+        decided now."""
+        for j, f in enumerate(self.forms):
+            if f.kind == "constguard":
+                for o in self.ops[j]:
+                    left, right = (_literal(o[int(ph[3:])]) for ph in f.slots[:2])
+                    if f.extra(left, right):
+                        raise NotVector("a guard that fails")
+            elif f.kind == "typeguard":
+                seq = self.column(j, f.slots[0])
+                i = self.local(j, seq)
+                code = int(self.ops[j][0][int(f.slots[1][3:])])
+                if i is not None:
+                    if any(self.ctx.recorded_type(x) is not f.extra for x in seq):
+                        raise NotVector("a type guard that fails")
+                    if self.forms[i].kind == "read":
+                        self.read_codes.setdefault(i, code)
+                elif all(x == seq[0] for x in seq) and seq[0] not in self.defined:
+                    self.head.append(f"if _type({seq[0]}) is not "
+                                     f"{self.ctx.bind(f.extra, '_vk_t')}: raise _GF({code})")
+                else:
+                    raise NotVector("a type guard on values of several groups")
+
+    # -- loop-carried sums -----------------------------------------------------------------
+    def find_chains(self) -> list:
+        """Chains ``acc = acc + t`` through lines of a group, each closed over the groups:
+        a list of (lines, link side of each, init value)."""
+        self.chain_of, chains, links = {}, [], {}
+        for j, f in enumerate(self.forms):
+            tree = f.tree if f.kind == "expr" else None
+            if type(tree) is not ast.BinOp or type(tree.op) not in (ast.Add, ast.Sub):
+                continue
+            sides = [(tree.left, tree.right, "+" if type(tree.op) is ast.Add else "-")]
+            if type(tree.op) is ast.Add:
+                sides.append((tree.right, tree.left, "+"))
+            for link, rest, sign in sides:
+                if type(link) is not ast.Name or not link.id.startswith("_Pn"):
+                    continue
+                seq = self.column(j, link.id)
+                i = self.local(j, seq)
+                if i is not None:
+                    links[j] = ("local", i, rest, sign)
+                    break
+                i = self.carried(seq)
+                if i is not None:
+                    links[j] = ("carry", i, rest, sign, seq[0])
+                    break
+        crossing = []                    # lines reading a value of the previous group
+        for j, link in links.items():
+            if link[0] != "carry":
+                continue
+            members, last = [j], link[1]
+            while members[-1] != last and last >= j:
+                nxt = next((i for i, lk in links.items() if lk[0] == "local"
+                            and lk[1] == members[-1] and i > members[-1]), None)
+                if nxt is None:
+                    break
+                members.append(nxt)
+            init = link[4]
+            if members[-1] != last or any(names[0] == init for i, names in
+                                          self.targets.items() if i < j):
+                crossing.append((j, last))
+                continue
+            for i in members:
+                self.chain_of[i] = len(chains)
+            chains.append((members, [links[i][2:4] for i in members], init))
+        for j, f in enumerate(self.forms):
+            if f.kind in ("expr", "read", "typeguard") and j not in self.chain_of:
+                for q, x in enumerate(self.ops[j][0]):
+                    if (q or f.kind == "typeguard") and x[0] in "vg":
+                        seq = self.column(j, f"_Pn{q}")
+                        i = self.carried(seq) if self.local(j, seq) is None else None
+                        if i is not None:
+                            crossing.append((j, i))
+        if crossing:                     # the groups start mid-iteration: start later, at
+            first = min(i for _, i in crossing)         # the first line defining one
+            shift = first if first > max(j for j, _ in crossing) else 0
+            raise NotVector("a loop-carried value that is not a sum", shift)
+        for j, link in links.items():
+            if link[0] == "local" and j not in self.chain_of and link[1] in self.chain_of:
+                raise NotVector("a partial sum used by another line")
+        return chains
+
+    def term(self, j: int) -> None:
+        members, parts, _ = self.chains[self.chain_of[j]]
+        rest, sign = parts[members.index(j)]
+        text, vector = self.text(j, rest)
+        if sign == "-":
+            text = f"(-{text})"
+        if not vector:
+            text = f"_vx_full({self.n}, {text})"
+            self.ctx.ns.setdefault("_vx_full", np.full)
+        name = f"_t{self.r}_{j}"
+        self.body.append(f"{name} = {text}")
+        self.vec[j] = (name, True, "term", None)
+
+    def accumulate(self, chain) -> None:
+        members, _, init = chain
+        m, terms = len(members), [self.vec[i][0] for i in members]
+        a = f"_a{self.r}_{members[0]}"
+        if init[0] in "vg":
+            self.guard_type(init, self.code_for(members[0]))
+        flat = terms[0] if m == 1 else f"_vx_stack(({', '.join(terms)},)).ravel()"
+        self.body.append(f"{a} = _vx_acc(_vx_cat(([{init}], {flat})))")
+        for r, i in enumerate(members):
+            t = self.element_type(i)
+            w = f"_w{self.r}_{i}"
+            self.body.append(f"{w} = {a}[{1 + r}::{m}]")
+            self.vec[i] = (w, True, "floats", t)
+
+    # -- results ---------------------------------------------------------------------------
+    def register(self) -> None:
+        """Offer this run's float vectors to later runs (names assigned once only)."""
+        assigned = self.ctx.assigned
+        for j, (w, vector, kind, _) in self.vec.items():
+            if vector and kind == "floats":
+                for k, x in enumerate(self.targets[j]):
+                    if assigned.get(x) == 1:
+                        self.ctx.vectors[x] = (w, k)
+
+    def code(self) -> str:
+        if self._code is None:
+            self._code = "\n".join(self.lines)
+        return self._code
+
+    def unpack(self, wanted) -> list:
+        """Lines setting the run's variables that ``wanted`` (their last values)."""
+        last = {}
+        for k in range(self.n):
+            for j in self.targets:
+                last[self.targets[j][k]] = (j, k)
+        per_line: dict = {}
+        for x, (j, k) in last.items():
+            if wanted(x):
+                per_line.setdefault(j, []).append((k, x))
+        lines = []
+        for j, items in sorted(per_line.items()):
+            w, vector, kind, t = self.vec[j]
+            if not vector:
+                lines.append(f"{' = '.join(x for _, x in items)} = {w}")
+                continue
+            if j in self.out:                     # a read: the objects themselves
+                whole = src = self.out[j][1]
+                one = src + "[{}]"
+            elif t is np.float64:
+                whole, one = f"list({w})", w + "[{}]"
+            else:
+                whole, one = f"{w}.tolist()", w + "[{}].item()"
+            if 4 * len(items) >= self.n:
+                names = ["_"] * self.n
+                for k, x in items:
+                    names[k] = x
+                lines.append(f"{', '.join(names)} = {whole}")
+            else:
+                lines += [f"{x} = {one.format(k)}" for k, x in items]
+        return lines

@@ -1,0 +1,231 @@
+"""Vectorising compiled replay: runs of isomorphic unrolled iterations as numpy array code.
+
+``vectorise(lines, ns, nodes) -> lines`` rewrites the straight-line body ``PathCode`` (and a
+backward pass such as ``dcgraph.ad.codegen``) wrote. An unrolled loop is a run of *groups*:
+consecutive blocks of lines with equal templates (``vector_forms.split``). A run of at least
+``MIN_GROUPS`` groups whose every line has a known form (``vector_forms.form``) becomes one
+array statement per line of the group, the operands of each line across the groups being:
+
+* literals: one literal, or a bound float64 array of them (loop constants);
+* a value defined before the run: the same name in every group (broadcast), or different
+  names (packed into an array), or elements of an earlier run's vector (a view of it);
+* a value defined earlier in the same group (that line's vector);
+* a loop-carried sum: ``acc = acc + t`` / ``acc - t`` chains through one or more lines of a
+  group become one ``np.add.accumulate`` over ``[acc0, t_0, ...]``: strictly left to right,
+  so every partial sum has the bits of the scalar code.
+
+Reads ``xs[i]`` at positions in arithmetic progression become one slice of the list, guarded
+(length, exact element types; nested lists read through ``itemgetter``). Exactness: ``+ - *
+/`` and ``sqrt`` on float64 arrays give the bits of Python's scalar operations; other
+functions (``math.sin``, ``log``, ...) are mapped over the elements with the ``math`` function
+itself in the forward pass (numpy's ufuncs need not agree bitwise with ``math``), and use
+numpy's ufuncs only in lines assigning adjoints (``g`` variables: the backward pass, where
+agreement to rounding is what the traced sweep guarantees anyway). A division by an operand
+that holds a zero fails a guard (the scalar code would raise). Values a run defines that
+later code reads are unpacked from its vectors with their recorded types. Anything not
+recognised stays scalar code; runs shorter than ``MIN_GROUPS`` stay scalar (numpy's per-call
+cost exceeds the saving).
+"""
+from __future__ import annotations
+
+import bisect
+import re
+
+import numpy as np
+
+from .vector_forms import FUNCTIONS, LOCAL, form, split
+from .vector_run import NotVector, Run
+
+__all__ = ["vectorise", "MIN_GROUPS", "MAX_PERIOD"]
+
+MIN_GROUPS = 16                    # fewer iterations: scalar code is faster than numpy calls
+MAX_PERIOD = 128                   # lines per iteration considered
+_TARGETS = re.compile(r"\s*([A-Za-z_][\w, ]*?)\s*[-+*/]?=(?!=)")
+_NAME = re.compile(r"\b[vg]\d+(?:_\d+)?\b")
+_RANGE = re.compile(r"(v\d+) = ([A-Za-z_]\w*)\((\d+(?:, \d+)*|v\d+)\)$")
+
+
+def vectorise(lines: list, ns: dict, nodes: list) -> list:
+    """``lines`` with runs of isomorphic groups as array code (``lines`` itself when none)."""
+    if len(lines) < 2 * MIN_GROUPS:
+        return lines
+    units = _units(_without_dead_ranges(lines, ns))
+    ctx = _Context(units, ns, nodes)
+    pieces = ctx.scan(0, len(units), MAX_PERIOD)
+    if not ctx.runs:
+        return lines
+    used: dict = {}                          # name -> number of pieces referring to it
+    texts = []
+    for piece in pieces:
+        text = piece.code() if type(piece) is Run else "\n".join(units[piece])
+        texts.append(text)
+        for name in set(_NAME.findall(text)):
+            used[name] = used.get(name, 0) + 1
+    out = []
+    for piece, text in zip(pieces, texts):
+        if type(piece) is Run:
+            own = set(_NAME.findall(text))
+            out += piece.code().split("\n") if piece.lines else []
+            out += piece.unpack(lambda name: used.get(name, 0) > (name in own))
+        else:
+            out += units[piece]
+    return out
+
+
+def _without_dead_ranges(lines: list, ns: dict) -> list:
+    """Drop ``v = range(<int literals>)`` and ``w = iter(v)`` of such a range when nothing
+    reads ``w`` (the steps of unrolled loops are literals): they cannot raise and do nothing,
+    and inside a loop body they would break the isomorphism of its iterations."""
+    refs: dict = {}
+    for line in lines:
+        for name in _NAME.findall(line):
+            refs[name] = refs.get(name, 0) + 1
+    dead, ranges = set(), {}
+    for i, line in enumerate(lines):
+        m = _RANGE.match(line)
+        if m and ns.get(m.group(2)) is range and m.group(3)[0] != "v":
+            ranges[m.group(1)] = i
+        elif m and ns.get(m.group(2)) is iter and m.group(3) in ranges \
+                and refs.get(m.group(1)) == 1 and refs.get(m.group(3)) == 2:
+            dead.update((i, ranges[m.group(3)]))
+    for name, i in ranges.items():
+        if refs.get(name) == 1:
+            dead.add(i)
+    return [line for i, line in enumerate(lines) if i not in dead] if dead else lines
+
+
+def _units(lines: list) -> list:
+    """Lines grouped into statements (a compound statement with its indented body)."""
+    units = []
+    for line in lines:
+        if line[:1] == " " and units:
+            units[-1].append(line)
+        else:
+            units.append([line])
+    return units
+
+
+class _Context:
+    """The units of one function body, their templates, and the runs found so far."""
+
+    def __init__(self, units, ns, nodes):
+        self.units, self.ns, self.nodes = units, ns, nodes
+        self.runs: list = []
+        self.vectors: dict = {}              # name -> (array expression, position)
+        self.forms: dict = {}
+        self.codes, self.operands, self.assigned = [], [], {}
+        templates: dict = {}
+        for i, unit in enumerate(units):
+            for line in unit:
+                m = _TARGETS.match(line)
+                if m:
+                    for name in m.group(1).split(","):
+                        name = name.strip()
+                        if LOCAL.match(name):
+                            self.assigned[name] = self.assigned.get(name, 0) + 1
+            if len(unit) > 1:
+                self.codes.append(-1 - i)
+                self.operands.append(())
+                continue
+            template, ops = split(unit[0])
+            code = templates.get(template)
+            if code is None:
+                f = form(template, ns)
+                code = templates[template] = len(templates) if f is not None else -1 - i
+                self.forms[code] = f
+            self.codes.append(code if code >= 0 else -1 - i)
+            self.operands.append(ops)
+        self.positions: dict = {}
+        for i, c in enumerate(self.codes):
+            if c >= 0:
+                self.positions.setdefault(c, []).append(i)
+
+    def scan(self, lo: int, hi: int, pmax: int) -> list:
+        """Pieces of units ``lo:hi``: unit indices (scalar) and ``Run``s."""
+        out, codes, i = [], self.codes, lo
+        while i < hi:
+            c = codes[i]
+            best = None
+            if c >= 0:
+                pos = self.positions[c]
+                for j in pos[bisect.bisect_right(pos, i):]:
+                    p = j - i
+                    if p > pmax or i + 2 * p > hi:
+                        break
+                    block = codes[i:j]
+                    if min(block) < 0 or block != codes[j:j + p]:
+                        continue
+                    n = 2
+                    while i + (n + 1) * p <= hi and codes[i + n * p:i + (n + 1) * p] == block:
+                        n += 1
+                    if n >= MIN_GROUPS and (best is None or n * p > best[0] * best[1]):
+                        best = (p, n)
+            if best is None:
+                out.append(i)
+                i += 1
+                continue
+            p, n = best
+            run, start = self.run(i, p, n), i
+            if run is None:
+                out += self.scan(i, i + p * n, p - 1) if p > 1 else list(range(i, i + n))
+            else:
+                out += list(range(i, run.s))      # the lines before its shifted start
+                self.runs.append(run)
+                out.append(run)
+                start = run.s
+                n = run.n
+            i = start + p * n
+        return out
+
+    def run(self, i: int, p: int, n: int):
+        """The ``Run`` at ``i`` or, when a value crosses from one group to the next that
+        is not a sum (the groups start mid-iteration), at a later start; None if neither."""
+        for _ in range(4):
+            try:
+                return Run(self, i, p, n, len(self.runs))
+            except NotVector as exc:
+                shift = exc.args[1] if len(exc.args) > 1 else 0
+                if not 0 < shift < p or n - 1 < MIN_GROUPS:
+                    return None
+                i, n = i + shift, n - 1
+        return None
+
+    def form_of(self, i: int):
+        return self.forms[self.codes[i]]
+
+    def recorded_type(self, name: str):
+        """The recorded type of a value variable ``vK`` (None for adjoints and others)."""
+        if name[0] != "v":
+            return None
+        k = int(name[1:])
+        return type(self.nodes[k].value) if 0 <= k < len(self.nodes) else None
+
+    def bind(self, obj, hint: str) -> str:
+        name, k = hint, 0
+        while name in self.ns:
+            k += 1
+            name = f"{hint}_{k}"
+        self.ns[name] = obj
+        return name
+
+    def runtime(self) -> None:
+        """The helpers array code calls (bound once per namespace)."""
+        if "_vx_map" not in self.ns:
+            self.ns.update(_vx_map=_map_exact, _vx_alltype=_all_of_type, _vx_array=np.array,
+                           _vx_acc=np.add.accumulate, _vx_cat=np.concatenate,
+                           _vx_stack=np.column_stack, _vx_nozero=_no_zero)
+            for fn, (ufunc, _) in FUNCTIONS.items():
+                self.ns[f"_vx_{ufunc.__name__}"] = ufunc
+
+
+def _map_exact(fn, x):
+    """``fn`` (a ``math`` function) on every element: the bits of the scalar calls."""
+    return np.fromiter(map(fn, x.tolist()), float, len(x))
+
+
+def _all_of_type(items, t) -> bool:
+    return all(type(x) is t for x in items)
+
+
+def _no_zero(x) -> bool:
+    return bool(np.all(x != 0))
