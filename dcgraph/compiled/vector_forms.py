@@ -35,10 +35,12 @@ import re
 
 import numpy as np
 
-__all__ = ["Form", "form", "split", "FUNCTIONS", "LOCAL"]
+__all__ = ["Form", "form", "split", "templates", "operands", "FUNCTIONS", "LOCAL"]
 
 LOCAL = re.compile(r"[vg]\d+(?:_\d+)?$")
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?")
+_LOCALS = re.compile(r"\b[vg]\d+(?:_\d+)?\b")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w.])")
+_OPERAND = re.compile(r"\b[vg]\d+(?:_\d+)?\b|(?<![\w.])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w.])")
 
 # scalar function -> (numpy ufunc, exact: the ufunc gives the same bits on every input)
 FUNCTIONS = {math.sin: (np.sin, False), math.cos: (np.cos, False), math.exp: (np.exp, False),
@@ -62,28 +64,38 @@ class Form:
 
 
 def split(line: str):
-    """``(template, operands)`` of a generated line (operands: local names and numbers)."""
-    out, operands, last = [], [], 0
-    for m in _TOKEN.finditer(line):
-        text = m.group()
-        if text[0].isdigit():
-            ph = f"_Pc{len(operands)}"
-        elif LOCAL.match(text):
-            ph = f"_Pn{len(operands)}"
+    """``(template, operands)`` of a generated line (operands: local names and numbers);
+    the template marks them ``\\x00`` (a name) and ``\\x01`` (a number) until ``form``
+    numbers them."""
+    return _NUMBER.sub("\x01", _LOCALS.sub("\x00", line)), _OPERAND.findall(line)
+
+
+def templates(text: str) -> list:
+    """``split``'s templates of the lines of ``text`` (in one pass)."""
+    return _NUMBER.sub("\x01", _LOCALS.sub("\x00", text)).split("\n")
+
+
+def operands(line: str) -> list:
+    return _OPERAND.findall(line)
+
+
+def numbered(template: str) -> str:
+    """The template with its marks as numbered placeholders ``_Pn<i>``/``_Pc<i>``."""
+    parts = re.split("([\x00\x01])", template)
+    out, k = [], 0
+    for part in parts:
+        if part in ("\x00", "\x01"):
+            out.append(f"_P{'n' if part == chr(0) else 'c'}{k}")
+            k += 1
         else:
-            continue
-        out.append(line[last:m.start()])
-        out.append(ph)
-        operands.append(text)
-        last = m.end()
-    out.append(line[last:])
-    return "".join(out), operands
+            out.append(part)
+    return "".join(out)
 
 
 def form(template: str, ns: dict):
     """The ``Form`` of a template (None: not one the vectoriser handles)."""
     try:
-        tree = ast.parse(template).body
+        tree = ast.parse(numbered(template)).body
     except SyntaxError:
         return None
     if len(tree) != 1:

@@ -40,16 +40,20 @@ class Run:
 
     def __init__(self, ctx, start: int, period: int, groups: int, number: int):
         self.ctx, self.s, self.p, self.n, self.r = ctx, start, period, groups, number
-        self.ops = [[ctx.operands[start + k * period + j] for k in range(groups)]
+        self.ops = [[ctx.operands_of(start + k * period + j) for k in range(groups)]
                     for j in range(period)]
         self.forms = [ctx.form_of(start + j) for j in range(period)]
         self.targets = {j: [o[0] for o in self.ops[j]] for j, f in enumerate(self.forms)
                         if f.kind in ("expr", "read")}
         self.defined = {name for names in self.targets.values() for name in names}
+        self.first: dict = {}        # a line's first target -> the lines with it
+        for j, names in self.targets.items():
+            self.first.setdefault(names[0], []).append(j)
         self.head, self.body = [], []
         self.vec: dict = {}          # line -> (text, is_vector, kind, element type)
         self.out: dict = {}          # line -> how to read group k's value: (kind, text, ...)
         self.guarded: set = set()
+        self.packed: dict = {}       # operand names (a tuple) -> the array holding them
         self.read_codes: dict = {}
         self._code = None
         ctx.runtime()
@@ -74,16 +78,16 @@ class Run:
 
     def local(self, j: int, seq: list):
         """The latest line before ``j`` in the group whose targets are ``seq`` (or None)."""
-        for i in range(j - 1, -1, -1):
-            if self.targets.get(i) == seq:
+        for i in reversed(self.first.get(seq[0], ())):
+            if i < j and self.targets[i] == seq:
                 return i
         return None
 
     def carried(self, seq: list):
         """The line whose previous-group target ``seq`` reads in every later group (a
         loop-carried value; ``seq[0]`` is its value before the run)."""
-        for i, names in self.targets.items():
-            if names[:-1] == seq[1:]:
+        for i in self.first.get(seq[1], ()):
+            if self.targets[i][:-1] == seq[1:]:
                 return i
         return None
 
@@ -99,8 +103,8 @@ class Run:
         t = self.ctx.recorded_type(name)
         if name in self.guarded or t is None:
             return
-        if t not in _FLOATS and t not in (int, list, tuple):
-            raise NotVector(f"{name} is not a number or a list")
+        if t not in _FLOATS and t not in (list, tuple):
+            raise NotVector(f"{name} is not a float or a list")
         self.guarded.add(name)
         self.head.append(f"if _type({name}) is not {self.ctx.bind(t, '_vk_t')}: raise _GF({code})")
 
@@ -118,8 +122,16 @@ class Run:
         if all(x == first for x in seq):
             self.guard_type(first, self.code_for(j))
             return first, False
+        key = tuple(seq)
+        if key in self.packed:                    # the same values read by another line
+            return self.packed[key], True
         pieces = self.pieces(seq)
         if pieces is not None:
+            if pieces.startswith("_vx_cat("):
+                name = f"_q{self.r}_{len(self.packed)}"
+                self.body.append(f"{name} = {pieces}")
+                pieces = name
+            self.packed[key] = pieces
             return pieces, True
         types = {self.ctx.recorded_type(x) for x in seq}
         if len(types) != 1 or not types <= {None, *_FLOATS}:
@@ -131,6 +143,7 @@ class Run:
             self.body.append(f"if not _vx_alltype({pack}, {self.ctx.bind(t, '_vk_t')}): "
                              f"raise _GF({self.code_for(j)})")
         self.body.append(f"{pack} = _vx_array({pack})")
+        self.packed[key] = pack
         return pack, True
 
     def pieces(self, seq: list):

@@ -30,17 +30,18 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 
 import numpy as np
 
-from .vector_forms import FUNCTIONS, LOCAL, form, split
+from .vector_forms import FUNCTIONS, form, operands, templates
 from .vector_run import NotVector, Run
 
 __all__ = ["vectorise", "MIN_GROUPS", "MAX_PERIOD"]
 
 MIN_GROUPS = 16                    # fewer iterations: scalar code is faster than numpy calls
 MAX_PERIOD = 128                   # lines per iteration considered
-_TARGETS = re.compile(r"\s*([A-Za-z_][\w, ]*?)\s*[-+*/]?=(?!=)")
+_TARGETS = re.compile(r"^ *([A-Za-z_][\w, ]*?) *[-+*/]?=(?!=)", re.M)
 _NAME = re.compile(r"\b[vg]\d+(?:_\d+)?\b")
 _RANGE = re.compile(r"(v\d+) = ([A-Za-z_]\w*)\((\d+(?:, \d+)*|v\d+)\)$")
 
@@ -49,40 +50,36 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
     """``lines`` with runs of isomorphic groups as array code (``lines`` itself when none)."""
     if len(lines) < 2 * MIN_GROUPS:
         return lines
-    units = _units(_without_dead_ranges(lines, ns))
-    ctx = _Context(units, ns, nodes)
+    body = "\n".join(lines)
+    uses = Counter(_NAME.findall(body))          # name -> occurrences in the body
+    lines = _without_dead_ranges(lines, ns, uses)
+    units = _units(lines)
+    ctx = _Context(units, ns, nodes, lines)
     pieces = ctx.scan(0, len(units), MAX_PERIOD)
     if not ctx.runs:
         return lines
-    used: dict = {}                          # name -> number of pieces referring to it
-    texts = []
-    for piece in pieces:
-        text = piece.code() if type(piece) is Run else "\n".join(units[piece])
-        texts.append(text)
-        for name in set(_NAME.findall(text)):
-            used[name] = used.get(name, 0) + 1
+    for run in ctx.runs:                         # the run's code replaces its lines
+        spans = "\n".join(line for unit in units[run.s:run.s + run.p * run.n] for line in unit)
+        uses.subtract(_NAME.findall(spans))
+        uses.update(_NAME.findall(run.code()))
     out = []
-    for piece, text in zip(pieces, texts):
+    for piece in pieces:
         if type(piece) is Run:
-            own = set(_NAME.findall(text))
-            out += piece.code().split("\n") if piece.lines else []
-            out += piece.unpack(lambda name: used.get(name, 0) > (name in own))
+            own = Counter(_NAME.findall(piece.code()))
+            out += piece.lines
+            out += piece.unpack(lambda name: uses[name] > own[name])
         else:
             out += units[piece]
     return out
 
 
-def _without_dead_ranges(lines: list, ns: dict) -> list:
+def _without_dead_ranges(lines: list, ns: dict, refs: Counter) -> list:
     """Drop ``v = range(<int literals>)`` and ``w = iter(v)`` of such a range when nothing
     reads ``w`` (the steps of unrolled loops are literals): they cannot raise and do nothing,
     and inside a loop body they would break the isomorphism of its iterations."""
-    refs: dict = {}
-    for line in lines:
-        for name in _NAME.findall(line):
-            refs[name] = refs.get(name, 0) + 1
     dead, ranges = set(), {}
     for i, line in enumerate(lines):
-        m = _RANGE.match(line)
+        m = _RANGE.match(line) if "range(" in line or "iter(" in line else None
         if m and ns.get(m.group(2)) is range and m.group(3)[0] != "v":
             ranges[m.group(1)] = i
         elif m and ns.get(m.group(2)) is iter and m.group(3) in ranges \
@@ -108,33 +105,30 @@ def _units(lines: list) -> list:
 class _Context:
     """The units of one function body, their templates, and the runs found so far."""
 
-    def __init__(self, units, ns, nodes):
+    def __init__(self, units, ns, nodes, lines):
         self.units, self.ns, self.nodes = units, ns, nodes
         self.runs: list = []
         self.vectors: dict = {}              # name -> (array expression, position)
         self.forms: dict = {}
-        self.codes, self.operands, self.assigned = [], [], {}
-        templates: dict = {}
+        self.codes, self.operands = [], []
+        body = "\n".join(lines)
+        self.assigned = Counter(_NAME.findall(",".join(_TARGETS.findall(body))))
+        shapes, codes = templates(body), {}
+        at = 0                               # the line each unit starts at
         for i, unit in enumerate(units):
-            for line in unit:
-                m = _TARGETS.match(line)
-                if m:
-                    for name in m.group(1).split(","):
-                        name = name.strip()
-                        if LOCAL.match(name):
-                            self.assigned[name] = self.assigned.get(name, 0) + 1
+            line, at = unit[0], at + len(unit)
             if len(unit) > 1:
                 self.codes.append(-1 - i)
                 self.operands.append(())
                 continue
-            template, ops = split(unit[0])
-            code = templates.get(template)
+            template = shapes[at - 1]
+            code = codes.get(template)
             if code is None:
                 f = form(template, ns)
-                code = templates[template] = len(templates) if f is not None else -1 - i
+                code = codes[template] = len(codes) if f is not None else -1
                 self.forms[code] = f
             self.codes.append(code if code >= 0 else -1 - i)
-            self.operands.append(ops)
+            self.operands.append(line)           # split into operands when a run reads it
         self.positions: dict = {}
         for i, c in enumerate(self.codes):
             if c >= 0:
@@ -189,6 +183,12 @@ class _Context:
                     return None
                 i, n = i + shift, n - 1
         return None
+
+    def operands_of(self, i: int) -> list:
+        ops = self.operands[i]
+        if type(ops) is str:
+            ops = self.operands[i] = operands(ops)
+        return ops
 
     def form_of(self, i: int):
         return self.forms[self.codes[i]]
