@@ -110,6 +110,7 @@ class _Context:
         self.runs: list = []
         self.vectors: dict = {}              # name -> (array expression, position)
         self.forms: dict = {}
+        self.types: dict = {}
         self.codes, self.operands = [], []
         body = "\n".join(lines)
         self.assigned = Counter(_NAME.findall(",".join(_TARGETS.findall(body))))
@@ -136,7 +137,7 @@ class _Context:
 
     def scan(self, lo: int, hi: int, pmax: int) -> list:
         """Pieces of units ``lo:hi``: unit indices (scalar) and ``Run``s."""
-        out, codes, i = [], self.codes, lo
+        out, codes, i, floor = [], self.codes, lo, lo
         while i < hi:
             c = codes[i]
             best = None
@@ -159,29 +160,51 @@ class _Context:
                 i += 1
                 continue
             p, n = best
-            run, start = self.run(i, p, n), i
+            run, start = self.run(i, p, n, hi), i
             if run is None:
                 out += self.scan(i, i + p * n, p - 1) if p > 1 else list(range(i, i + n))
             else:
                 out += list(range(i, run.s))      # the lines before its shifted start
+                run = self.extended(run, floor)
+                while out and type(out[-1]) is int and out[-1] >= run.s:
+                    out.pop()
                 self.runs.append(run)
                 out.append(run)
-                start = run.s
-                n = run.n
+                start, n = run.s, run.n
+                floor = start + p * n
             i = start + p * n
         return out
 
-    def run(self, i: int, p: int, n: int):
+    def extended(self, run, floor: int):
+        """``run`` with the groups before it that have its lines (a shifted start leaves
+        the first iteration out), when it still vectorises."""
+        s, p, codes, k = run.s, run.p, self.codes, 0
+        block = codes[s:s + p]
+        while s - (k + 1) * p >= floor and codes[s - (k + 1) * p:s - k * p] == block:
+            k += 1
+        if not k:
+            return run
+        try:
+            return Run(self, s - k * p, p, run.n + k, run.r)
+        except NotVector:
+            return run
+
+    def run(self, i: int, p: int, n: int, hi: int):
         """The ``Run`` at ``i`` or, when a value crosses from one group to the next that
         is not a sum (the groups start mid-iteration), at a later start; None if neither."""
+        codes = self.codes
         for _ in range(4):
             try:
                 return Run(self, i, p, n, len(self.runs))
             except NotVector as exc:
                 shift = exc.args[1] if len(exc.args) > 1 else 0
-                if not 0 < shift < p or n - 1 < MIN_GROUPS:
+                if not 0 < shift < p:
                     return None
-                i, n = i + shift, n - 1
+                i, block, n = i + shift, codes[i + shift:i + shift + p], 1
+                while i + (n + 1) * p <= hi and codes[i + n * p:i + (n + 1) * p] == block:
+                    n += 1
+                if n < MIN_GROUPS:
+                    return None
         return None
 
     def operands_of(self, i: int) -> list:
@@ -201,6 +224,11 @@ class _Context:
         return type(self.nodes[k].value) if 0 <= k < len(self.nodes) else None
 
     def bind(self, obj, hint: str) -> str:
+        if type(obj) is type and hint == "_vk_t":          # a type: one name for all
+            known = self.types.get(obj)
+            if known is None:
+                known = self.types[obj] = self.bind(obj, "_vk_type")
+            return known
         name, k = hint, 0
         while name in self.ns:
             k += 1
