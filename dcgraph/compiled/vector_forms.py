@@ -21,9 +21,10 @@ both correctly rounded (IEEE ``sqrt``: the same bits on every input). The ufunc 
 bitwise agreement is not required (the backward pass); in the forward pass only when exact,
 or when ``agrees(fn)``: on this machine and numpy build, the ufunc gave the bits of the
 ``math`` function on every one of ``CALIBRATION`` inputs spread over many magnitudes (tried
-once per process, on first use). numpy's float64 ``sin``/``cos`` call the C library as
-``math`` does on x86-64 today, while its ``exp``/``log``/``tanh`` have SIMD kernels of their own
-that differ in the last bit; a future SIMD ``sin`` would fail the calibration.
+once per process, on first use). On the x86-64 machine of the benchmarks (numpy 2.4) float64
+``sin``/``cos`` agree (numpy turned its SIMD float64 ``sin``/``cos`` off in 1.25, numpy PR
+#23933), while ``exp``/``log``/``tanh`` have SIMD kernels that differ in the last bit on a few
+percent of inputs; a SIMD ``sin`` in a later numpy would fail the calibration.
 """
 from __future__ import annotations
 
@@ -35,9 +36,8 @@ import re
 
 import numpy as np
 
-__all__ = ["Form", "form", "split", "templates", "operands", "FUNCTIONS", "LOCAL"]
+__all__ = ["Form", "form", "templates", "operands", "agrees", "FUNCTIONS"]
 
-LOCAL = re.compile(r"[vg]\d+(?:_\d+)?$")
 _LOCALS = re.compile(r"\b[vg]\d+(?:_\d+)?\b")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w.])")
 _OPERAND = re.compile(r"\b[vg]\d+(?:_\d+)?\b|(?<![\w.])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w.])")
@@ -63,19 +63,14 @@ class Form:
         self.kind, self.tree, self.slots, self.extra = kind, tree, slots, extra
 
 
-def split(line: str):
-    """``(template, operands)`` of a generated line (operands: local names and numbers);
-    the template marks them ``\\x00`` (a name) and ``\\x01`` (a number) until ``form``
-    numbers them."""
-    return _NUMBER.sub("\x01", _LOCALS.sub("\x00", line)), _OPERAND.findall(line)
-
-
 def templates(text: str) -> list:
-    """``split``'s templates of the lines of ``text`` (in one pass)."""
+    """The templates of the lines of ``text`` (in one pass): local names marked ``\\x00``,
+    numbers ``\\x01``, until ``form`` numbers the marks."""
     return _NUMBER.sub("\x01", _LOCALS.sub("\x00", text)).split("\n")
 
 
 def operands(line: str) -> list:
+    """The operands of a line, in order: local names and numbers (as written)."""
     return _OPERAND.findall(line)
 
 

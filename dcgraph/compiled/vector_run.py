@@ -16,26 +16,15 @@ import operator
 import numpy as np
 
 from .vector_forms import FUNCTIONS, agrees, binary_symbol, unary_symbol
+from .vector_sums import FLOATS as _FLOATS, NotVector, Sums
+from .vector_sums import literal as _literal, node_id as _node_id
 
 __all__ = ["Run", "NotVector"]
 
-_FLOATS = (float, np.float64)
 _INT_EXACT = 1 << 53
 
 
-class NotVector(Exception):
-    """This run does not vectorise (it stays scalar code)."""
-
-
-def _literal(text: str):
-    return float(text) if any(ch in text for ch in ".eE") else int(text)
-
-
-def _node_id(name: str) -> int:
-    return int(name[1:].split("_")[0])
-
-
-class Run:
+class Run(Sums):
     """A vectorised run (see the module)."""
 
     def __init__(self, ctx, start: int, period: int, groups: int, number: int):
@@ -142,7 +131,7 @@ class Run:
         if t is not None:
             self.body.append(f"if not _vx_alltype({pack}, {self.ctx.bind(t, '_vk_t')}): "
                              f"raise _GF({self.code_for(j)})")
-        self.body.append(f"{pack} = _vx_array({pack})")
+        self.body.append(f"{pack} = _vx_array({pack}, float)")
         self.packed[key] = pack
         return pack, True
 
@@ -273,7 +262,7 @@ class Run:
                          f"raise _GF({code})")
         if t in _FLOATS:
             w = f"_w{self.r}_{j}"
-            self.body.append(f"{w} = _vx_array({r})")
+            self.body.append(f"{w} = _vx_array({r}, float)")
             self.vec[j] = (w, True, "floats", t)
         else:
             self.vec[j] = (r, True, "objects", t)
@@ -303,93 +292,6 @@ class Run:
                                      f"{self.ctx.bind(f.extra, '_vk_t')}: raise _GF({code})")
                 else:
                     raise NotVector("a type guard on values of several groups")
-
-    # -- loop-carried sums -----------------------------------------------------------------
-    def find_chains(self) -> list:
-        """Chains ``acc = acc + t`` through lines of a group, each closed over the groups:
-        a list of (lines, link side of each, init value)."""
-        self.chain_of, chains, links = {}, [], {}
-        for j, f in enumerate(self.forms):
-            tree = f.tree if f.kind == "expr" else None
-            if type(tree) is not ast.BinOp or type(tree.op) not in (ast.Add, ast.Sub):
-                continue
-            sides = [(tree.left, tree.right, "+" if type(tree.op) is ast.Add else "-")]
-            if type(tree.op) is ast.Add:
-                sides.append((tree.right, tree.left, "+"))
-            for link, rest, sign in sides:
-                if type(link) is not ast.Name or not link.id.startswith("_Pn"):
-                    continue
-                seq = self.column(j, link.id)
-                i = self.local(j, seq)
-                if i is not None:
-                    links[j] = ("local", i, rest, sign)
-                    break
-                i = self.carried(seq)
-                if i is not None:
-                    links[j] = ("carry", i, rest, sign, seq[0])
-                    break
-        crossing = []                    # lines reading a value of the previous group
-        for j, link in links.items():
-            if link[0] != "carry":
-                continue
-            members, last = [j], link[1]
-            while members[-1] != last and last >= j:
-                nxt = next((i for i, lk in links.items() if lk[0] == "local"
-                            and lk[1] == members[-1] and i > members[-1]), None)
-                if nxt is None:
-                    break
-                members.append(nxt)
-            init = link[4]
-            if members[-1] != last or any(names[0] == init for i, names in
-                                          self.targets.items() if i < j):
-                crossing.append((j, last))
-                continue
-            for i in members:
-                self.chain_of[i] = len(chains)
-            chains.append((members, [links[i][2:4] for i in members], init))
-        for j, f in enumerate(self.forms):
-            if f.kind in ("expr", "read", "typeguard") and j not in self.chain_of:
-                for q, x in enumerate(self.ops[j][0]):
-                    if (q or f.kind == "typeguard") and x[0] in "vg":
-                        seq = self.column(j, f"_Pn{q}")
-                        i = self.carried(seq) if self.local(j, seq) is None else None
-                        if i is not None:
-                            crossing.append((j, i))
-        if crossing:                     # the groups start mid-iteration: start later, at
-            first = min(i for _, i in crossing)         # the first line defining one
-            shift = first if first > max(j for j, _ in crossing) else 0
-            raise NotVector("a loop-carried value that is not a sum", shift)
-        for j, link in links.items():
-            if link[0] == "local" and j not in self.chain_of and link[1] in self.chain_of:
-                raise NotVector("a partial sum used by another line")
-        return chains
-
-    def term(self, j: int) -> None:
-        members, parts, _ = self.chains[self.chain_of[j]]
-        rest, sign = parts[members.index(j)]
-        text, vector = self.text(j, rest)
-        if sign == "-":
-            text = f"(-{text})"
-        if not vector:
-            text = f"_vx_full({self.n}, {text})"
-            self.ctx.ns.setdefault("_vx_full", np.full)
-        name = f"_t{self.r}_{j}"
-        self.body.append(f"{name} = {text}")
-        self.vec[j] = (name, True, "term", None)
-
-    def accumulate(self, chain) -> None:
-        members, _, init = chain
-        m, terms = len(members), [self.vec[i][0] for i in members]
-        a = f"_a{self.r}_{members[0]}"
-        if init[0] in "vg":
-            self.guard_type(init, self.code_for(members[0]))
-        flat = terms[0] if m == 1 else f"_vx_stack(({', '.join(terms)},)).ravel()"
-        self.body.append(f"{a} = _vx_acc(_vx_cat(([{init}], {flat})))")
-        for r, i in enumerate(members):
-            t = self.element_type(i)
-            w = f"_w{self.r}_{i}"
-            self.body.append(f"{w} = {a}[{1 + r}::{m}]")
-            self.vec[i] = (w, True, "floats", t)
 
     # -- results ---------------------------------------------------------------------------
     def register(self) -> None:

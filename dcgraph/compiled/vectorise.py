@@ -2,7 +2,7 @@
 
 ``vectorise(lines, ns, nodes) -> lines`` rewrites the straight-line body ``PathCode`` (and a
 backward pass such as ``dcgraph.ad.codegen``) wrote. An unrolled loop is a run of *groups*:
-consecutive blocks of lines with equal templates (``vector_forms.split``). A run of at least
+consecutive blocks of lines with equal templates (``vector_forms.templates``). A run of at least
 ``MIN_GROUPS`` groups whose every line has a known form (``vector_forms.form``) becomes one
 array statement per line of the group, the operands of each line across the groups being:
 
@@ -35,7 +35,8 @@ from collections import Counter
 import numpy as np
 
 from .vector_forms import FUNCTIONS, form, operands, templates
-from .vector_run import NotVector, Run
+from .vector_run import Run
+from .vector_sums import NotVector
 
 __all__ = ["vectorise", "MIN_GROUPS", "MAX_PERIOD"]
 
@@ -50,8 +51,7 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
     """``lines`` with runs of isomorphic groups as array code (``lines`` itself when none)."""
     if len(lines) < 2 * MIN_GROUPS:
         return lines
-    body = "\n".join(lines)
-    uses = Counter(_NAME.findall(body))          # name -> occurrences in the body
+    uses = Counter(_NAME.findall("\n".join(lines)))   # name -> occurrences in the body
     lines = _without_dead_ranges(lines, ns, uses)
     units = _units(lines)
     ctx = _Context(units, ns, nodes, lines)
@@ -131,24 +131,30 @@ class _Context:
             self.codes.append(code if code >= 0 else -1 - i)
             self.operands.append(line)           # split into operands when a run reads it
         self.positions: dict = {}
+        self.barriers = []                   # lines no run contains, in order
         for i, c in enumerate(self.codes):
             if c >= 0:
                 self.positions.setdefault(c, []).append(i)
+            else:
+                self.barriers.append(i)
+        self.barriers.append(len(self.codes))
 
     def scan(self, lo: int, hi: int, pmax: int) -> list:
         """Pieces of units ``lo:hi``: unit indices (scalar) and ``Run``s."""
         out, codes, i, floor = [], self.codes, lo, lo
+        barriers = self.barriers
         while i < hi:
             c = codes[i]
             best = None
             if c >= 0:
                 pos = self.positions[c]
+                end = min(hi, barriers[bisect.bisect_left(barriers, i)])  # no barrier inside
                 for j in pos[bisect.bisect_right(pos, i):]:
                     p = j - i
-                    if p > pmax or i + 2 * p > hi:
+                    if p > pmax or i + 2 * p > end:
                         break
                     block = codes[i:j]
-                    if min(block) < 0 or block != codes[j:j + p]:
+                    if block != codes[j:j + p]:
                         continue
                     n = 2
                     while i + (n + 1) * p <= hi and codes[i + n * p:i + (n + 1) * p] == block:
@@ -252,7 +258,7 @@ def _map_exact(fn, x):
 
 
 def _all_of_type(items, t) -> bool:
-    return all(type(x) is t for x in items)
+    return {*map(type, items)} == {t}
 
 
 def _no_zero(x) -> bool:
