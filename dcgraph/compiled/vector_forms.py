@@ -1,20 +1,22 @@
 """Statement forms the vectoriser (``vectorise``) understands, read from generated lines.
 
-A line of straight-line code is split into a *template* (its text with each local variable,
-``v12``/``g7``/``g0_3``, replaced by ``_Pn<i>`` and each number literal by ``_Pc<i>``)
-and its *operands* (the replaced texts, in order). Lines of one unrolled loop's iterations
+A line of straight-line code is split into a *template* (its text with each operand, a local
+variable ``v12``/``g7``/``g0_3`` or a number literal, replaced by ``_Po<i>``) and its
+*operands* (the replaced texts, in order). Names and numbers share one mark, so the first
+iteration of ``s = 0.0; for ...: s = s + t`` (``v7 = 0.0 + v6``) has the template of the
+others (``v12 = v7 + v11``); the run decides per operand column what it is. Lines of one unrolled loop's iterations
 have equal templates. ``form(template, ns)`` classifies a template once (cached by the caller):
 
-* ``Form("expr", tree)``: ``_Pn0 = <expression>`` of operands, literals, ``+ - * /``, unary
+* ``Form("expr", tree)``: ``_Po0 = <expression>`` of operands, literals, ``+ - * /``, unary
   ``-``/``+`` and one-argument calls of the functions in ``FUNCTIONS`` (by the object the
   namespace binds the name to);
-* ``Form("read", ...)``: ``_Pn0 = _Pn1[_Pc2]`` (a list or tuple read at a literal position);
-* ``Form("typeguard", ...)``: ``if _type(_Pn0) is not T: raise _GF(_Pc1)``;
+* ``Form("read", ...)``: ``_Po0 = _Po1[_Po2]`` (a list or tuple read at a literal position);
+* ``Form("typeguard", ...)``: ``if _type(_Po0) is not T: raise _GF(_Po1)``;
 * ``Form("constguard", ...)``: ``if <literal> <cmp> <literal>: raise _GF(...)``;
 * None: anything else (a barrier).
 
-Placeholders are numbered together in order of appearance (``_Pn0 = _Pn1 * _Pc2``), so the
-number is the operand's index; ``_P`` names are used by no code generator.
+Placeholders are numbered in order of appearance (``_Po0 = _Po1 * _Po2``), so the number is
+the operand's index; ``_P`` names are used by no code generator.
 
 ``FUNCTIONS`` is the table: the scalar function, its numpy ufunc, and whether the two are
 both correctly rounded (IEEE ``sqrt``: the same bits on every input). The ufunc is used where
@@ -38,8 +40,6 @@ import numpy as np
 
 __all__ = ["Form", "form", "templates", "operands", "agrees", "FUNCTIONS"]
 
-_LOCALS = re.compile(r"\b[vg]\d+(?:_\d+)?\b")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w.])")
 _OPERAND = re.compile(r"\b[vg]\d+(?:_\d+)?\b|(?<![\w.])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w.])")
 
 # scalar function -> (numpy ufunc, exact: the ufunc gives the same bits on every input)
@@ -64,9 +64,9 @@ class Form:
 
 
 def templates(text: str) -> list:
-    """The templates of the lines of ``text`` (in one pass): local names marked ``\\x00``,
-    numbers ``\\x01``, until ``form`` numbers the marks."""
-    return _NUMBER.sub("\x01", _LOCALS.sub("\x00", text)).split("\n")
+    """The templates of the lines of ``text`` (in one pass): operands marked ``\\x00``
+    until ``form`` numbers the marks."""
+    return _OPERAND.sub("\x00", text).split("\n")
 
 
 def operands(line: str) -> list:
@@ -75,16 +75,10 @@ def operands(line: str) -> list:
 
 
 def numbered(template: str) -> str:
-    """The template with its marks as numbered placeholders ``_Pn<i>``/``_Pc<i>``."""
-    parts = re.split("([\x00\x01])", template)
-    out, k = [], 0
-    for part in parts:
-        if part in ("\x00", "\x01"):
-            out.append(f"_P{'n' if part == chr(0) else 'c'}{k}")
-            k += 1
-        else:
-            out.append(part)
-    return "".join(out)
+    """The template with its marks as numbered placeholders ``_Po<i>``."""
+    parts = template.split("\x00")
+    return "".join(part + (f"_Po{k}" if k < len(parts) - 1 else "")
+                   for k, part in enumerate(parts))
 
 
 def form(template: str, ns: dict):
@@ -97,9 +91,9 @@ def form(template: str, ns: dict):
         return None
     stmt = tree[0]
     if type(stmt) is ast.Assign and len(stmt.targets) == 1 \
-            and _is(stmt.targets[0], "_Pn0", exact=True):
+            and _is(stmt.targets[0], "_Po0", exact=True):
         value = stmt.value
-        if type(value) is ast.Subscript and _is(value.value, "_Pn") and _is(value.slice, "_Pc"):
+        if type(value) is ast.Subscript and _is(value.value, "_Po") and _is(value.slice, "_Po"):
             return Form("read", value, (value.value.id, value.slice.id))
         return Form("expr", value) if _expression(value, ns) else None
     if type(stmt) is ast.If and not stmt.orelse and len(stmt.body) == 1 \
@@ -107,13 +101,13 @@ def form(template: str, ns: dict):
         test, code = stmt.test, stmt.body[0].exc.args[0].id
         if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.IsNot \
                 and type(test.left) is ast.Call and _is(test.left.func, "_type", exact=True) \
-                and len(test.left.args) == 1 and _is(test.left.args[0], "_Pn") \
+                and len(test.left.args) == 1 and _is(test.left.args[0], "_Po") \
                 and type(test.comparators[0]) is ast.Name \
                 and isinstance(ns.get(test.comparators[0].id), type):
             return Form("typeguard", None, (test.left.args[0].id, code),
                         ns[test.comparators[0].id])
         if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE \
-                and _is(test.left, "_Pc") and _is(test.comparators[0], "_Pc"):
+                and _is(test.left, "_Po") and _is(test.comparators[0], "_Po"):
             return Form("constguard", None, (test.left.id, test.comparators[0].id, code),
                         _COMPARE[type(test.ops[0])])
     return None
@@ -126,13 +120,13 @@ def _is(node, prefix: str, exact: bool = False) -> bool:
 def _guard_raise(stmt) -> bool:
     exc = stmt.exc
     return stmt.cause is None and type(exc) is ast.Call and _is(exc.func, "_GF", exact=True) \
-        and len(exc.args) == 1 and _is(exc.args[0], "_Pc")
+        and len(exc.args) == 1 and _is(exc.args[0], "_Po")
 
 
 def _expression(node, ns: dict) -> bool:
     t = type(node)
     if t is ast.Name:
-        return node.id.startswith(("_Pn", "_Pc"))
+        return node.id.startswith("_Po")
     if t is ast.BinOp:
         return type(node.op) in _BINARY and _expression(node.left, ns) \
             and _expression(node.right, ns)

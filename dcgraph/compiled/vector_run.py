@@ -62,7 +62,7 @@ class Run(Sums):
 
     # -- operands --------------------------------------------------------------------------
     def column(self, j: int, ph: str) -> list:
-        q = int(ph[3:])
+        q = int(ph[3:])                   # "_Po<q>"
         return [o[q] for o in self.ops[j]]
 
     def local(self, j: int, seq: list):
@@ -183,7 +183,13 @@ class Run(Sums):
         """``(text, is_vector)`` of an expression of line ``j``'s template."""
         t = type(node)
         if t is ast.Name:
-            return self.literal(j, node.id) if node.id.startswith("_Pc") else self.name(j, node.id)
+            seq = self.column(j, node.id)
+            numbers = sum(x[0].isdigit() for x in seq)
+            if numbers == len(seq):
+                return self.literal(j, node.id)
+            if numbers:                  # a literal in the first groups (before a loop)
+                raise NotVector("a literal in some groups, a name in others", self.p)
+            return self.name(j, node.id)
         if t is ast.UnaryOp:
             x, vx = self.text(j, node.operand)
             return f"({unary_symbol(node.op)}{x})", vx
@@ -231,6 +237,8 @@ class Run(Sums):
     def read(self, j: int) -> None:
         src_ph, key_ph = self.forms[j].slots
         src, keys = self.column(j, src_ph), self.column(j, key_ph)
+        if not all(x[0].isdigit() for x in keys) or any(x[0].isdigit() for x in src):
+            raise NotVector("a read at a computed position", self.p)
         types = {self.ctx.recorded_type(x) for x in self.targets[j]}
         if len(types) != 1:
             raise NotVector("a read of mixed types")
@@ -274,6 +282,8 @@ class Run(Sums):
         decided now."""
         for j, f in enumerate(self.forms):
             if f.kind == "constguard":
+                if not all(o[int(ph[3:])][0].isdigit() for o in self.ops[j] for ph in f.slots[:2]):
+                    raise NotVector("a guard on values")
                 for o in self.ops[j]:
                     left, right = (_literal(o[int(ph[3:])]) for ph in f.slots[:2])
                     if f.extra(left, right):

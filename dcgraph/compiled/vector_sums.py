@@ -47,9 +47,11 @@ class Sums:
             if type(tree.op) is ast.Add:
                 sides.append((tree.right, tree.left, "+"))
             for link, rest, sign in sides:
-                if type(link) is not ast.Name or not link.id.startswith("_Pn"):
+                if type(link) is not ast.Name:
                     continue
                 seq = self.column(j, link.id)
+                if any(x[0].isdigit() for x in seq[1:]):
+                    continue
                 i = self.local(j, seq)
                 if i is not None:
                     links[j] = ("local", i, rest, sign)
@@ -79,9 +81,9 @@ class Sums:
             chains.append((members, [links[i][2:4] for i in members], init))
         for j, f in enumerate(self.forms):
             if f.kind in ("expr", "read", "typeguard") and j not in self.chain_of:
-                for q, x in enumerate(self.ops[j][0]):
-                    if (q or f.kind == "typeguard") and x[0] in "vg":
-                        seq = self.column(j, f"_Pn{q}")
+                for q in range(len(self.ops[j][0])):
+                    seq = self.column(j, f"_Po{q}")
+                    if (q or f.kind == "typeguard") and seq[-1][0] in "vg":
                         i = self.carried(seq) if self.local(j, seq) is None else None
                         if i is not None:
                             crossing.append((j, i))

@@ -204,7 +204,7 @@ class _Context:
                 return Run(self, i, p, n, len(self.runs))
             except NotVector as exc:
                 shift = exc.args[1] if len(exc.args) > 1 else 0
-                if not 0 < shift < p:
+                if not 0 < shift <= p:
                     return None
                 i, block, n = i + shift, codes[i + shift:i + shift + p], 1
                 while i + (n + 1) * p <= hi and codes[i + n * p:i + (n + 1) * p] == block:
