@@ -36,7 +36,7 @@ import numpy as np
 
 from .vector_forms import FUNCTIONS, form, operands, templates
 from .vector_run import Run
-from .vector_sums import NotVector
+from .vector_sums import FLOATS, NotVector
 
 __all__ = ["vectorise", "MIN_GROUPS", "MAX_PERIOD"]
 
@@ -223,11 +223,19 @@ class _Context:
         return self.forms[self.codes[i]]
 
     def recorded_type(self, name: str):
-        """The recorded type of a value variable ``vK`` (None for adjoints and others)."""
-        if name[0] != "v":
-            return None
-        k = int(name[1:])
-        return type(self.nodes[k].value) if 0 <= k < len(self.nodes) else None
+        """The recorded type of a value ``vK``; for an adjoint ``gK`` (``gK_P``: of item
+        ``P`` of node ``K``), None when the node (item) is a real scalar (its adjoint is a
+        float of either type), else the node's type (the run then refuses it)."""
+        k, _, item = name[1:].partition("_")
+        node = self.nodes[int(k)] if int(k) < len(self.nodes) else None
+        if node is None:
+            return object
+        value = node.value
+        if item:
+            value = value[int(item)] if type(value) in (list, tuple) and \
+                int(item) < len(value) else object()
+        t = type(value)
+        return None if name[0] == "g" and t in FLOATS else t
 
     def bind(self, obj, hint: str) -> str:
         if type(obj) is type and hint == "_vk_t":          # a type: one name for all

@@ -201,3 +201,19 @@ def test_short_loops_and_unknown_lines_stay_scalar():
     lines = [f"v{k} = helper(v0, {k})" for k in range(1, 4 * MIN_GROUPS)]
     assert vectorise(lines, {"helper": min}, []) == lines
     assert all(FUNCTIONS[fn][0](0.5) == fn(0.5) or not agrees(fn) for fn in FUNCTIONS)
+
+
+def array_steps(w):
+    acc = w * 0.0
+    for i in range(24):
+        acc = acc + w * (0.5 * i)
+    return float(np.sum(acc * acc))
+
+
+def test_array_values_and_adjoints_stay_scalar_code():
+    w = np.array([0.3, -1.2, 2.0])
+    fast, plain = pair(array_steps)
+    for s in (1.0, 1.0, 1.0, 1.1):
+        got, want = fast(w * s), plain(w * s)
+        assert got[0] == want[0] == array_steps(w * s) and close(got[1], want[1])
+    assert fast.compiled.stats["hits"] == 2 and "_vx_" not in source(fast)
