@@ -51,13 +51,13 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
     """``lines`` with runs of isomorphic groups as array code (``lines`` itself when none)."""
     if len(lines) < 2 * MIN_GROUPS:
         return lines
-    uses = Counter(_NAME.findall("\n".join(lines)))   # name -> occurrences in the body
-    lines = _without_dead_ranges(lines, ns, uses)
+    lines = _without_dead_ranges(lines, ns)
     units = _units(lines)
     ctx = _Context(units, ns, nodes, lines)
     pieces = ctx.scan(0, len(units), MAX_PERIOD)
     if not ctx.runs:
         return lines
+    uses = Counter(_NAME.findall(ctx.body))     # name -> occurrences in the body
     for run in ctx.runs:                         # the run's code replaces its lines
         spans = "\n".join(line for unit in units[run.s:run.s + run.p * run.n] for line in unit)
         uses.subtract(_NAME.findall(spans))
@@ -73,16 +73,20 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
     return out
 
 
-def _without_dead_ranges(lines: list, ns: dict, refs: Counter) -> list:
+def _without_dead_ranges(lines: list, ns: dict) -> list:
     """Drop ``v = range(<int literals>)`` and ``w = iter(v)`` of such a range when nothing
     reads ``w`` (the steps of unrolled loops are literals): they cannot raise and do nothing,
     and inside a loop body they would break the isomorphism of its iterations."""
+    found = [(i, m) for i, line in enumerate(lines) if "range(" in line or "iter(" in line
+             for m in (_RANGE.match(line),) if m]
+    if not found:
+        return lines
+    refs = Counter(_NAME.findall("\n".join(lines)))
     dead, ranges = set(), {}
-    for i, line in enumerate(lines):
-        m = _RANGE.match(line) if "range(" in line or "iter(" in line else None
-        if m and ns.get(m.group(2)) is range and m.group(3)[0] != "v":
+    for i, m in found:
+        if ns.get(m.group(2)) is range and m.group(3)[0] != "v":
             ranges[m.group(1)] = i
-        elif m and ns.get(m.group(2)) is iter and m.group(3) in ranges \
+        elif ns.get(m.group(2)) is iter and m.group(3) in ranges \
                 and refs.get(m.group(1)) == 1 and refs.get(m.group(3)) == 2:
             dead.update((i, ranges[m.group(3)]))
     for name, i in ranges.items():
@@ -112,8 +116,8 @@ class _Context:
         self.forms: dict = {}
         self.types: dict = {}
         self.codes, self.operands = [], []
-        body = "\n".join(lines)
-        self.assigned = Counter(_NAME.findall(",".join(_TARGETS.findall(body))))
+        self.body = body = "\n".join(lines)
+        self._assigned = None
         shapes, codes = templates(body), {}
         at = 0                               # the line each unit starts at
         for i, unit in enumerate(units):
@@ -212,6 +216,13 @@ class _Context:
                 if n < MIN_GROUPS:
                     return None
         return None
+
+    @property
+    def assigned(self) -> Counter:
+        """Local name -> number of lines assigning it (found when a run asks)."""
+        if self._assigned is None:
+            self._assigned = Counter(_NAME.findall(",".join(_TARGETS.findall(self.body))))
+        return self._assigned
 
     def operands_of(self, i: int) -> list:
         ops = self.operands[i]
