@@ -4,8 +4,9 @@ A line of straight-line code is split into a *template* (its text with each oper
 variable ``v12``/``g7``/``g0_3`` or a number literal, replaced by ``_Po<i>``) and its
 *operands* (the replaced texts, in order). Names and numbers share one mark, so the first
 iteration of ``s = 0.0; for ...: s = s + t`` (``v7 = 0.0 + v6``) has the template of the
-others (``v12 = v7 + v11``); the run decides per operand column what it is. Lines of one unrolled loop's iterations
-have equal templates. ``form(template, ns)`` classifies a template once (cached by the caller):
+others (``v12 = v7 + v11``); the run decides per operand column what it is. Lines of one
+unrolled loop's iterations have equal templates. ``form(template, ns)`` classifies a template
+once (cached by the caller):
 
 * ``Form("expr", tree)``: ``_Po0 = <expression>`` of operands, literals, ``+ - * /``, unary
   ``-``/``+`` and one-argument calls of the functions in ``FUNCTIONS`` (by the object the
