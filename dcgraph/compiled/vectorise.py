@@ -18,9 +18,11 @@ Reads ``xs[i]`` at positions in arithmetic progression become one slice of the l
 (length, exact element types; nested lists read through ``itemgetter``). Exactness: ``+ - *
 /`` and ``sqrt`` on float64 arrays give the bits of Python's scalar operations; other
 functions (``math.sin``, ``log``, ...) are mapped over the elements with the ``math`` function
-itself in the forward pass (numpy's ufuncs need not agree bitwise with ``math``), and use
-numpy's ufuncs only in lines assigning adjoints (``g`` variables: the backward pass, where
-agreement to rounding is what the traced sweep guarantees anyway). A division by an operand
+itself in the forward pass unless numpy's ufunc was calibrated equal to it on this machine
+(``vector_forms.agrees``), and use numpy's ufuncs in lines assigning adjoints (``g``
+variables: the backward pass, where agreement to rounding is what the sweep gives anyway).
+A first iteration that differs (``s = 0.0 + t``, a literal where the others read a name) is
+part of the run; groups that start mid-iteration are moved to the iteration's boundary. A division by an operand
 that holds a zero fails a guard (the scalar code would raise). Values a run defines that
 later code reads are unpacked from its vectors with their recorded types. Anything not
 recognised stays scalar code; runs shorter than ``MIN_GROUPS`` stay scalar (numpy's per-call
