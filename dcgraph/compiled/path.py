@@ -15,6 +15,7 @@ import re
 from .forward import PathCode
 from .plan import NO_VALUE, plan
 from .support import GuardFailed, check_supported, where
+from .vectorise import vectorise
 from ..tracer.summary import require_values
 
 __all__ = ["compile_path", "CompiledPath"]
@@ -42,14 +43,15 @@ class CompiledPath:
 
 
 def compile_path(tape, args=(), kwargs=None, f=None, backward=None, runtime=None,
-                 cls=CompiledPath, **options):
+                 cls=CompiledPath, vectorised=True, **options):
     """Compile the path ``tape`` (a root tape of ``track``) recorded.
 
     ``args``/``kwargs``: the traced call (only their number and names are used); ``f``: the
     traced callable (default ``tape.fn``; pass it when it is a bound method); ``backward``: a
     ``PathCode`` subclass writing a backward pass, built as ``backward(tape, plan, lengths,
     runtime, **options)`` (None: forward only); ``runtime``: extra names the code may call;
-    ``cls``: the ``CompiledPath`` subclass returned (built from source, namespace, nodes).
+    ``cls``: the ``CompiledPath`` subclass returned (built from source, namespace, nodes);
+    ``vectorised``: write runs of isomorphic loop iterations as array code (``vectorise``).
     Raises ``NotCompilable`` (its message is the reason) for tapes outside the supported subset,
     ``SummaryTapeError`` for a tape recorded with ``values="summary"``.
     """
@@ -60,6 +62,8 @@ def compile_path(tape, args=(), kwargs=None, f=None, backward=None, runtime=None
     names = {"_GF": GuardFailed, "_NO": NO_VALUE, **(runtime or {})}
     gen = (backward or PathCode)(tape, where_from, lengths, names, **options)
     lines, namespace, nodes, big = gen.run()
+    if vectorised:
+        lines = vectorise(lines, namespace, nodes)
     lines = _free_arrays(lines, big) if big else _reuse_names(lines)
     source = ("def compiled(_a, _kw):\n    try:\n"
               + "".join(f"        {line}\n" for line in lines)

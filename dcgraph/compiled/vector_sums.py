@@ -1,0 +1,125 @@
+"""Loop-carried sums of a vectorised run (a mixin of ``vector_run.Run``).
+
+A chain is a cycle of lines ``acc = acc + t`` (or ``acc - t``, or ``t + acc``) through one
+or more lines of a group, the first reading the last line's value of the previous group (and
+``acc0``, a value from before the run, in group 0). Its values are one
+``np.add.accumulate`` over ``[acc0, t_0(line 1), t_0(line 2), ..., t_1(line 1), ...]`` with
+the terms of ``-`` negated (exact): strictly left to right, the bits of the scalar code.
+``find_chains`` also finds values that cross from one group to the next without being such a
+sum (the groups start mid-iteration) and says where the iteration boundary lies.
+"""
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+__all__ = ["Sums", "NotVector", "FLOATS", "literal", "node_id"]
+
+FLOATS = (float, np.float64)
+
+
+class NotVector(Exception):
+    """This run does not vectorise (it stays scalar code). ``args[1]``, when given: how many
+    lines later a run of the same groups may start (the iteration boundary)."""
+
+
+def literal(text: str):
+    return float(text) if any(ch in text for ch in ".eE") else int(text)
+
+
+def node_id(name: str) -> int:
+    return int(name[1:].split("_")[0])
+
+
+class Sums:
+    """``find_chains``, ``term`` and ``accumulate`` (they read the run's state)."""
+
+    def find_chains(self) -> list:
+        """Chains ``acc = acc + t`` through lines of a group, each closed over the groups:
+        a list of (lines, link side of each, init value)."""
+        self.chain_of, chains, links = {}, [], {}
+        for j, f in enumerate(self.forms):
+            tree = f.tree if f.kind == "expr" else None
+            if type(tree) is not ast.BinOp or type(tree.op) not in (ast.Add, ast.Sub):
+                continue
+            sides = [(tree.left, tree.right, "+" if type(tree.op) is ast.Add else "-")]
+            if type(tree.op) is ast.Add:
+                sides.append((tree.right, tree.left, "+"))
+            for link, rest, sign in sides:
+                if type(link) is not ast.Name:
+                    continue
+                seq = self.column(j, link.id)
+                if any(x[0].isdigit() for x in seq[1:]):
+                    continue
+                i = self.local(j, seq)
+                if i is not None:
+                    links[j] = ("local", i, rest, sign)
+                    break
+                i = self.carried(seq)
+                if i is not None:
+                    links[j] = ("carry", i, rest, sign, seq[0])
+                    break
+        crossing = []                    # lines reading a value of the previous group
+        for j, link in links.items():
+            if link[0] != "carry":
+                continue
+            members, last = [j], link[1]
+            while members[-1] != last and last >= j:
+                nxt = next((i for i, lk in links.items() if lk[0] == "local"
+                            and lk[1] == members[-1] and i > members[-1]), None)
+                if nxt is None:
+                    break
+                members.append(nxt)
+            init = link[4]
+            if members[-1] != last or any(names[0] == init for i, names in
+                                          self.targets.items() if i < j):
+                crossing.append((j, last))
+                continue
+            for i in members:
+                self.chain_of[i] = len(chains)
+            chains.append((members, [links[i][2:4] for i in members], init))
+        for j, f in enumerate(self.forms):
+            if f.kind in ("expr", "read", "typeguard") and j not in self.chain_of:
+                for q in range(len(self.ops[j][0])):
+                    seq = self.column(j, f"_Po{q}")
+                    if (q or f.kind == "typeguard") and seq[-1][0] in "vg":
+                        i = self.carried(seq) if self.local(j, seq) is None else None
+                        if i is not None:
+                            crossing.append((j, i))
+        if crossing:                     # the groups start mid-iteration: start later, at
+            first = min(i for _, i in crossing)         # the first line defining one
+            shift = first if first > max(j for j, _ in crossing) else 0
+            raise NotVector("a loop-carried value that is not a sum", shift)
+        for j, link in links.items():
+            if link[0] == "local" and j not in self.chain_of and link[1] in self.chain_of:
+                raise NotVector("a partial sum used by another line")
+        return chains
+
+    def term(self, j: int) -> None:
+        members, parts, _ = self.chains[self.chain_of[j]]
+        rest, sign = parts[members.index(j)]
+        text, vector = self.text(j, rest)
+        if sign == "-":
+            text = f"(-{text})"
+        if not vector:
+            text = f"_vx_full({self.n}, {text})"
+            self.ctx.ns.setdefault("_vx_full", np.full)
+        name = f"_t{self.r}_{j}"
+        self.body.append(f"{name} = {text}")
+        self.vec[j] = (name, True, "term", None)
+
+    def accumulate(self, chain) -> None:
+        members, _, init = chain
+        m, terms = len(members), [self.vec[i][0] for i in members]
+        a = f"_a{self.r}_{members[0]}"
+        if init[0] in "vg":
+            self.guard_type(init, self.code_for(members[0]))
+        flat = terms[0] if m == 1 else f"_vx_stack(({', '.join(terms)},)).ravel()"
+        self.body.append(f"{a} = _vx_acc(_vx_cat(([{init}], {flat})))")
+        for r, i in enumerate(members):
+            t = self.element_type(i)
+            w = f"_w{self.r}_{i}"
+            self.body.append(f"{w} = {a}[{1 + r}::{m}]")
+            self.vec[i] = (w, True, "floats", t)
+

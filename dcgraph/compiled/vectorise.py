@@ -1,0 +1,286 @@
+"""Vectorising compiled replay: runs of isomorphic unrolled iterations as numpy array code.
+
+``vectorise(lines, ns, nodes) -> lines`` rewrites the straight-line body ``PathCode`` (and a
+backward pass such as ``dcgraph.ad.codegen``) wrote. An unrolled loop is a run of *groups*:
+consecutive blocks of lines with equal templates (``vector_forms.templates``). A run of at least
+``MIN_GROUPS`` groups whose every line has a known form (``vector_forms.form``) becomes one
+array statement per line of the group, the operands of each line across the groups being:
+
+* literals: one literal, or a bound float64 array of them (loop constants);
+* a value defined before the run: the same name in every group (broadcast), or different
+  names (packed into an array), or elements of an earlier run's vector (a view of it);
+* a value defined earlier in the same group (that line's vector);
+* a loop-carried sum: ``acc = acc + t`` / ``acc - t`` chains through one or more lines of a
+  group become one ``np.add.accumulate`` over ``[acc0, t_0, ...]``: strictly left to right,
+  so every partial sum has the bits of the scalar code.
+
+Reads ``xs[i]`` at positions in arithmetic progression become one slice of the list, guarded
+(length, exact element types; nested lists read through ``itemgetter``). Exactness: ``+ - *
+/`` and ``sqrt`` on float64 arrays give the bits of Python's scalar operations; other
+functions (``math.sin``, ``log``, ...) are mapped over the elements with the ``math`` function
+itself in the forward pass unless numpy's ufunc was calibrated equal to it on this machine
+(``vector_forms.agrees``), and use numpy's ufuncs in lines assigning adjoints (``g``
+variables: the backward pass, where agreement to rounding is what the sweep gives anyway).
+A first iteration that differs (``s = 0.0 + t``, a literal where the others read a name) is
+part of the run; groups that start mid-iteration are moved to the iteration's boundary. A division by an operand
+that holds a zero fails a guard (the scalar code would raise). Values a run defines that
+later code reads are unpacked from its vectors with their recorded types. Anything not
+recognised stays scalar code; runs shorter than ``MIN_GROUPS`` stay scalar (numpy's per-call
+cost exceeds the saving).
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from collections import Counter
+
+import numpy as np
+
+from .vector_forms import FUNCTIONS, form, operands, templates
+from .vector_run import Run
+from .vector_sums import FLOATS, NotVector
+
+__all__ = ["vectorise", "MIN_GROUPS", "MAX_PERIOD"]
+
+MIN_GROUPS = 16                    # fewer iterations: scalar code is faster than numpy calls
+MAX_PERIOD = 128                   # lines per iteration considered
+_TARGETS = re.compile(r"^ *([A-Za-z_][\w, ]*?) *[-+*/]?=(?!=)", re.M)
+_NAME = re.compile(r"\b[vg]\d+(?:_\d+)?\b")
+_RANGE = re.compile(r"(v\d+) = ([A-Za-z_]\w*)\((\d+(?:, \d+)*|v\d+)\)$")
+
+
+def vectorise(lines: list, ns: dict, nodes: list) -> list:
+    """``lines`` with runs of isomorphic groups as array code (``lines`` itself when none)."""
+    if len(lines) < 2 * MIN_GROUPS:
+        return lines
+    lines = _without_dead_ranges(lines, ns)
+    units = _units(lines)
+    ctx = _Context(units, ns, nodes, lines)
+    pieces = ctx.scan(0, len(units), MAX_PERIOD)
+    if not ctx.runs:
+        return lines
+    uses = Counter(_NAME.findall(ctx.body))     # name -> occurrences in the body
+    for run in ctx.runs:                         # the run's code replaces its lines
+        spans = "\n".join(line for unit in units[run.s:run.s + run.p * run.n] for line in unit)
+        uses.subtract(_NAME.findall(spans))
+        uses.update(_NAME.findall(run.code()))
+    out = []
+    for piece in pieces:
+        if type(piece) is Run:
+            own = Counter(_NAME.findall(piece.code()))
+            out += piece.lines
+            out += piece.unpack(lambda name: uses[name] > own[name])
+        else:
+            out += units[piece]
+    return out
+
+
+def _without_dead_ranges(lines: list, ns: dict) -> list:
+    """Drop ``v = range(<int literals>)`` and ``w = iter(v)`` of such a range when nothing
+    reads ``w`` (the steps of unrolled loops are literals): they cannot raise and do nothing,
+    and inside a loop body they would break the isomorphism of its iterations."""
+    found = [(i, m) for i, line in enumerate(lines) if "range(" in line or "iter(" in line
+             for m in (_RANGE.match(line),) if m]
+    if not found:
+        return lines
+    refs = Counter(_NAME.findall("\n".join(lines)))
+    dead, ranges = set(), {}
+    for i, m in found:
+        if ns.get(m.group(2)) is range and m.group(3)[0] != "v":
+            ranges[m.group(1)] = i
+        elif ns.get(m.group(2)) is iter and m.group(3) in ranges \
+                and refs.get(m.group(1)) == 1 and refs.get(m.group(3)) == 2:
+            dead.update((i, ranges[m.group(3)]))
+    for name, i in ranges.items():
+        if refs.get(name) == 1:
+            dead.add(i)
+    return [line for i, line in enumerate(lines) if i not in dead] if dead else lines
+
+
+def _units(lines: list) -> list:
+    """Lines grouped into statements (a compound statement with its indented body)."""
+    units = []
+    for line in lines:
+        if line[:1] == " " and units:
+            units[-1].append(line)
+        else:
+            units.append([line])
+    return units
+
+
+class _Context:
+    """The units of one function body, their templates, and the runs found so far."""
+
+    def __init__(self, units, ns, nodes, lines):
+        self.units, self.ns, self.nodes = units, ns, nodes
+        self.runs: list = []
+        self.vectors: dict = {}              # name -> (array expression, position)
+        self.forms: dict = {}
+        self.types: dict = {}
+        self.codes, self.operands = [], []
+        self.body = body = "\n".join(lines)
+        self._assigned = None
+        shapes, codes = templates(body), {}
+        at = 0                               # the line each unit starts at
+        for i, unit in enumerate(units):
+            line, at = unit[0], at + len(unit)
+            if len(unit) > 1:
+                self.codes.append(-1 - i)
+                self.operands.append(())
+                continue
+            template = shapes[at - 1]
+            code = codes.get(template)
+            if code is None:
+                f = form(template, ns)
+                code = codes[template] = len(codes) if f is not None else -1
+                self.forms[code] = f
+            self.codes.append(code if code >= 0 else -1 - i)
+            self.operands.append(line)           # split into operands when a run reads it
+        self.positions: dict = {}
+        self.barriers = []                   # lines no run contains, in order
+        for i, c in enumerate(self.codes):
+            if c >= 0:
+                self.positions.setdefault(c, []).append(i)
+            else:
+                self.barriers.append(i)
+        self.barriers.append(len(self.codes))
+
+    def scan(self, lo: int, hi: int, pmax: int) -> list:
+        """Pieces of units ``lo:hi``: unit indices (scalar) and ``Run``s."""
+        out, codes, i, floor = [], self.codes, lo, lo
+        barriers = self.barriers
+        while i < hi:
+            c = codes[i]
+            best = None
+            if c >= 0:
+                pos = self.positions[c]
+                end = min(hi, barriers[bisect.bisect_left(barriers, i)])  # no barrier inside
+                for j in pos[bisect.bisect_right(pos, i):]:
+                    p = j - i
+                    if p > pmax or i + 2 * p > end:
+                        break
+                    block = codes[i:j]
+                    if block != codes[j:j + p]:
+                        continue
+                    n = 2
+                    while i + (n + 1) * p <= hi and codes[i + n * p:i + (n + 1) * p] == block:
+                        n += 1
+                    if n >= MIN_GROUPS and (best is None or n * p > best[0] * best[1]):
+                        best = (p, n)
+            if best is None:
+                out.append(i)
+                i += 1
+                continue
+            p, n = best
+            run, start = self.run(i, p, n, hi), i
+            if run is None:
+                out += self.scan(i, i + p * n, p - 1) if p > 1 else list(range(i, i + n))
+            else:
+                out += list(range(i, run.s))      # the lines before its shifted start
+                run = self.extended(run, floor)
+                while out and type(out[-1]) is int and out[-1] >= run.s:
+                    out.pop()
+                self.runs.append(run)
+                out.append(run)
+                start, n = run.s, run.n
+                floor = start + p * n
+            i = start + p * n
+        return out
+
+    def extended(self, run, floor: int):
+        """``run`` with the groups before it that have its lines (a shifted start leaves
+        the first iteration out), when it still vectorises."""
+        s, p, codes, k = run.s, run.p, self.codes, 0
+        block = codes[s:s + p]
+        while s - (k + 1) * p >= floor and codes[s - (k + 1) * p:s - k * p] == block:
+            k += 1
+        if not k:
+            return run
+        try:
+            return Run(self, s - k * p, p, run.n + k, run.r)
+        except NotVector:
+            return run
+
+    def run(self, i: int, p: int, n: int, hi: int):
+        """The ``Run`` at ``i`` or, when a value crosses from one group to the next that
+        is not a sum (the groups start mid-iteration), at a later start; None if neither."""
+        codes = self.codes
+        for _ in range(4):
+            try:
+                return Run(self, i, p, n, len(self.runs))
+            except NotVector as exc:
+                shift = exc.args[1] if len(exc.args) > 1 else 0
+                if not 0 < shift <= p:
+                    return None
+                i, block, n = i + shift, codes[i + shift:i + shift + p], 1
+                while i + (n + 1) * p <= hi and codes[i + n * p:i + (n + 1) * p] == block:
+                    n += 1
+                if n < MIN_GROUPS:
+                    return None
+        return None
+
+    @property
+    def assigned(self) -> Counter:
+        """Local name -> number of lines assigning it (found when a run asks)."""
+        if self._assigned is None:
+            self._assigned = Counter(_NAME.findall(",".join(_TARGETS.findall(self.body))))
+        return self._assigned
+
+    def operands_of(self, i: int) -> list:
+        ops = self.operands[i]
+        if type(ops) is str:
+            ops = self.operands[i] = operands(ops)
+        return ops
+
+    def form_of(self, i: int):
+        return self.forms[self.codes[i]]
+
+    def recorded_type(self, name: str):
+        """The recorded type of a value ``vK``; for an adjoint ``gK`` (``gK_P``: of item
+        ``P`` of node ``K``), None when the node (item) is a real scalar (its adjoint is a
+        float of either type), else the node's type (the run then refuses it)."""
+        k, _, item = name[1:].partition("_")
+        node = self.nodes[int(k)] if int(k) < len(self.nodes) else None
+        if node is None:
+            return object
+        value = node.value
+        if item:
+            value = value[int(item)] if type(value) in (list, tuple) and \
+                int(item) < len(value) else object()
+        t = type(value)
+        return None if name[0] == "g" and t in FLOATS else t
+
+    def bind(self, obj, hint: str) -> str:
+        if type(obj) is type and hint == "_vk_t":          # a type: one name for all
+            known = self.types.get(obj)
+            if known is None:
+                known = self.types[obj] = self.bind(obj, "_vk_type")
+            return known
+        name, k = hint, 0
+        while name in self.ns:
+            k += 1
+            name = f"{hint}_{k}"
+        self.ns[name] = obj
+        return name
+
+    def runtime(self) -> None:
+        """The helpers array code calls (bound once per namespace)."""
+        if "_vx_map" not in self.ns:
+            self.ns.update(_vx_map=_map_exact, _vx_alltype=_all_of_type, _vx_array=np.array,
+                           _vx_acc=np.add.accumulate, _vx_cat=np.concatenate,
+                           _vx_stack=np.column_stack, _vx_nozero=_no_zero)
+            for fn, (ufunc, _) in FUNCTIONS.items():
+                self.ns[f"_vx_{ufunc.__name__}"] = ufunc
+
+
+def _map_exact(fn, x):
+    """``fn`` (a ``math`` function) on every element: the bits of the scalar calls."""
+    return np.fromiter(map(fn, x.tolist()), float, len(x))
+
+
+def _all_of_type(items, t) -> bool:
+    return {*map(type, items)} == {t}
+
+
+def _no_zero(x) -> bool:
+    return bool(np.all(x != 0))
