@@ -5,7 +5,7 @@ path; for a callable the hook always returns unchanged after logging it (a funct
 written in C, a numpy ufunc or array-function dispatcher: ``ALWAYS_PRIMITIVE``, by exact type)
 the instrumented call site does the same inline: it tests ``type(callable) in
 INLINE_PRIMITIVES``, and when it is, logs the callable with the frame's ``append`` and keeps
-it (``instrument.rewrite._hook``). The log is what the hook would have written.
+it (``instrument.probes.hook_site``). The log is what the hook would have written.
 
 The one exception to "always returned unchanged" is a context that substitutes callables
 (``Context.substitute``, asked for every call): while any run with such a context is active

@@ -12,16 +12,18 @@ from __future__ import annotations
 import threading
 import types
 
-from bytecode import Bytecode, Instr, Label, TryBegin
+from bytecode import Bytecode, Instr, TryBegin
 from bytecode.instr import InstrLocation
 
-from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark, _state, entry_pair
-from ..resumable import enter_generator, resumed
-from ..delegation import LandMark, delegated
-from ..inline_calls import ALWAYS_PRIMITIVE, INLINE_PRIMITIVES
+from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark
+from ..delegation import LandMark
+from ..inline_calls import ALWAYS_PRIMITIVE
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .guards import guarded_site, static_callees, switch_sites
+from .probes import HIDDEN as _HIDDEN
+from .probes import after as _probe_after, delegation as _delegated, hook_site as _hook
+from .probes import landing as _landed, log as _log, prologue as _prologue, resume as _resumed
 from .versions import opcode_table, semantics
 
 ops = opcode_table()     # the running interpreter's opcode tables
@@ -41,7 +43,6 @@ class Op:
     def __repr__(self):
         return f"{self.name} {self.arg!r}"
 
-_HIDDEN = 2          # stack slots under the frame's own values: hook, append
 # the prologue has no line: a user's ``sys.settrace`` sees no line event for it (a line would
 # be the ``def`` line, which the untraced frame never reports)
 _NO_LINE = InstrLocation(None, None, None, None)
@@ -190,149 +191,6 @@ def _only_callee(s: Structure, i: int) -> bool:
             return False
         roles |= uses
     return len(roles) == 1 and isinstance(next(iter(roles)), tuple) and next(iter(roles))[0] == "callee"
-
-
-def _log(depth: int, load: list, loc) -> list:
-    """append(<value built by ``load``>) at original stack depth ``depth``."""
-    if ops.NULL_FIRST:
-        seq = [Instr("PUSH_NULL", location=loc), Instr("COPY", depth + _HIDDEN, location=loc)]
-    else:
-        seq = [Instr("COPY", depth + 1, location=loc), Instr("PUSH_NULL", location=loc)]
-    seq += load
-    seq += ops.call_instrs(1, loc) + [Instr("POP_TOP", location=loc)]
-    return seq
-
-
-def _hook(depth: int, below: int, loc, expected=None) -> list:
-    """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
-    type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged) is
-    instead logged with ``append`` and kept, without a Python call. ``expected``: the C
-    callable the site's callee load gave when instrumented; when the callable *is* it, a
-    non-empty ``INLINE_PRIMITIVES`` (no substituting run active) is the whole test."""
-    seq = [Instr("SWAP", below + 1, location=loc)] if below else []
-    slow, done, fast, typed = Label(), Label(), Label(), Label()
-    if expected is not None:
-        seq += [Instr("COPY", 1, location=loc), Instr("LOAD_CONST", expected, location=loc),
-                Instr("IS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], typed, location=loc),
-                Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
-                *[Instr(name, location=loc) for name in ops.GUARD_SWITCH_TEST],
-                Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
-                Instr("JUMP_FORWARD", fast, location=loc), typed]
-    seq += [*_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
-            Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
-            Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
-            fast]
-    seq += _log(depth, [Instr("COPY", 3, location=loc)], loc)
-    seq += [Instr("JUMP_FORWARD", done, location=loc), slow]
-    if ops.NULL_FIRST:        # [NULL, hook, callable]
-        seq += [Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc),
-                Instr("COPY", depth + _HIDDEN + 1, location=loc), Instr("SWAP", 2, location=loc)]
-    else:                     # [hook, NULL, callable]
-        seq += [Instr("COPY", depth + _HIDDEN, location=loc), Instr("SWAP", 2, location=loc),
-                Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc)]
-    seq += ops.call_instrs(1, loc)
-    seq.append(done)
-    if below:
-        seq.append(Instr("SWAP", below + 1, location=loc))
-    return seq
-
-
-def _probe_after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) -> list:
-    pops, pushes = ops.stack_io(ins, jump=False)
-    depth = s.depth_before[i] - pops + pushes
-    loc = ins.location
-    if kind in ("value", "call"):
-        return _log(depth, [Instr("COPY", 3 + ops.value_depth(ins), location=loc)], loc)
-    if kind == "multi":
-        count = ops.multi_count(ins)
-        load = [Instr("COPY", 3 + 2 * k, location=loc) for k in range(count)]
-        return _log(depth, load + [Instr("BUILD_TUPLE", count, location=loc)], loc)
-    if kind == "cell":
-        load = [Instr(ops.LOAD_CLOSURE, ins.arg, location=loc), Instr("COPY", 4, location=loc),
-                Instr("BUILD_TUPLE", 2, location=loc)]
-        return _log(depth, load, loc)
-    if kind == "store":
-        if ins.name == "LOAD_CLOSURE":     # the cell is on the stack: log a copy of it
-            return _log(depth, [Instr("COPY", 3, location=loc)], loc)
-        return _log(depth, [Instr(ops.LOAD_CLOSURE, ins.arg, location=loc)], loc)
-    if kind == "done":
-        return _log(depth, [Instr("LOAD_CONST", None, location=loc)], loc)
-    raise AssertionError(kind)
-
-
-def _resumed(depth: int, info: CodeInfo, loc) -> list:
-    """After a generator's RESUME (``depth`` >= 1: the value sent in is on top): call
-    ``resumable.resumed(mark, frame, sent, hook)`` and put the (append, hook) it returns into
-    the hidden slots (the frame object lies under them). Stack-neutral."""
-    seq = [*_callable(resumed, loc), Instr("LOAD_CONST", info.resume_mark, location=loc),
-           Instr("COPY", depth + 6, location=loc),      # the frame object
-           Instr("COPY", 5, location=loc),              # the value sent in
-           Instr("COPY", depth + 7, location=loc),      # the hook the frame holds
-           *ops.call_instrs(4, loc), Instr("UNPACK_SEQUENCE", 2, location=loc),
-           # [.., values, hook', append'] -> swap each into its hidden slot
-           Instr("SWAP", depth + 3, location=loc), Instr("POP_TOP", location=loc),
-           Instr("SWAP", depth + 3, location=loc), Instr("POP_TOP", location=loc)]
-    return seq
-
-
-def _callable(fn, loc) -> list:
-    """Push ``fn`` and the NULL beside it, in the version's call layout (two slots)."""
-    load = Instr("LOAD_CONST", fn, location=loc)
-    null = Instr("PUSH_NULL", location=loc)
-    return [null, load] if ops.NULL_FIRST else [load, null]
-
-
-def _delegated(depth: int, loc) -> list:
-    """After GET_YIELD_FROM_ITER or GET_AWAITABLE (the iterator on top, ``depth`` values in all): replace it by
-    ``delegation.delegated(iterator, frame, hook)``. Stack-neutral."""
-    return [*_callable(delegated, loc), Instr("COPY", 3, location=loc),    # the iterator
-            Instr("COPY", depth + 6, location=loc),      # the frame object
-            Instr("COPY", depth + 6, location=loc),      # the hook the frame holds
-            *ops.call_instrs(3, loc), Instr("SWAP", 2, location=loc),
-            Instr("POP_TOP", location=loc)]
-
-
-def _landed(info: CodeInfo, depth: int, loc) -> list:
-    """At the target of a ``yield from``'s SEND (the returned value on top): log the land
-    mark, the frame object and the value."""
-    return (_log(depth, [Instr("LOAD_CONST", info.land_mark, location=loc)], loc)
-            + _log(depth, [Instr("COPY", depth + 5, location=loc)], loc)
-            + _log(depth, [Instr("COPY", 3, location=loc)], loc))
-
-
-def _prologue(info: CodeInfo, loc) -> list:
-    """Push the run's hook and ``append`` (``_state.run.pending``, left by the hook that let
-    this call in) into the hidden slots, then log the entry mark and the arguments. Where the
-    version's ``ENTRY_CALLS`` says so (3.12+) the pair comes from ``recorder.entry_pair``,
-    whose frame fails where the program has no room for this frame (see ``headroom``).
-    A generator's frame instead calls ``resumable.enter_generator`` (it runs later, at whatever
-    depth resumes it), which also pushes the frame object under the hidden slots."""
-    code = info.code
-    from bytecode import CellVar
-    load = []
-    for p in info.params:
-        if p in code.co_cellvars:
-            load.append(Instr("LOAD_DEREF", CellVar(p), location=loc))
-        else:
-            load.append(Instr("LOAD_FAST", p, location=loc))
-    for p in info.cell_params:
-        load.append(Instr(ops.LOAD_CLOSURE, CellVar(p), location=loc))
-    load.append(Instr("BUILD_TUPLE", len(info.params) + len(info.cell_params), location=loc))
-    if info.generator:
-        seq = [Instr("LOAD_CONST", enter_generator, location=loc)]
-        seq.insert(0 if ops.NULL_FIRST else 1, Instr("PUSH_NULL", location=loc))
-        return seq + [Instr("LOAD_CONST", info.resume_mark, location=loc), *load,
-                      *ops.call_instrs(2, loc), Instr("UNPACK_SEQUENCE", info.hidden, location=loc)]
-    if ops.ENTRY_CALLS:       # a frame one level up, as deep as this frame's first call
-        seq = [*_callable(entry_pair, loc), *ops.call_instrs(0, loc),
-               Instr("UNPACK_SEQUENCE", 2, location=loc)]
-    else:
-        seq = [Instr("LOAD_CONST", _state, location=loc),
-               Instr("LOAD_ATTR", ops.attr_arg("run"), location=loc),
-               Instr("LOAD_ATTR", ops.attr_arg("pending"), location=loc),
-               Instr("UNPACK_SEQUENCE", 2, location=loc)]
-    seq += _log(0, [Instr("LOAD_CONST", info.entry_mark, location=loc)], loc)
-    return seq + _log(0, load, loc)
 
 
 def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
