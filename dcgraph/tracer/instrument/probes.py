@@ -45,6 +45,9 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
     non-empty ``INLINE_PRIMITIVES`` (no substituting run active) is the whole test."""
     seq = [Instr("SWAP", below + 1, location=loc)] if below else []
     slow, done, fast, typed = Label(), Label(), Label(), Label()
+    if not ops.INLINE_CALL_SITES:       # every call through the hook (see the version table)
+        seq += _call_hook(depth, loc)
+        return seq + [Instr("SWAP", below + 1, location=loc)] if below else seq
     if expected is not None:
         seq += [Instr("COPY", 1, location=loc), Instr("LOAD_CONST", expected, location=loc),
                 Instr("IS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], typed, location=loc),
@@ -57,18 +60,21 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
             fast]
     seq += log(depth, [Instr("COPY", 3, location=loc)], loc)
-    seq += [Instr("JUMP_FORWARD", done, location=loc), slow]
-    if ops.NULL_FIRST:        # [NULL, hook, callable]
-        seq += [Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc),
-                Instr("COPY", depth + HIDDEN + 1, location=loc), Instr("SWAP", 2, location=loc)]
-    else:                     # [hook, NULL, callable]
-        seq += [Instr("COPY", depth + HIDDEN, location=loc), Instr("SWAP", 2, location=loc),
-                Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc)]
-    seq += ops.call_instrs(1, loc)
-    seq.append(done)
+    seq += [Instr("JUMP_FORWARD", done, location=loc), slow, *_call_hook(depth, loc), done]
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
     return seq
+
+
+def _call_hook(depth: int, loc) -> list:
+    """Replace the callable on top by hook(callable)."""
+    if ops.NULL_FIRST:        # [NULL, hook, callable]
+        seq = [Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc),
+               Instr("COPY", depth + HIDDEN + 1, location=loc), Instr("SWAP", 2, location=loc)]
+    else:                     # [hook, NULL, callable]
+        seq = [Instr("COPY", depth + HIDDEN, location=loc), Instr("SWAP", 2, location=loc),
+               Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc)]
+    return seq + ops.call_instrs(1, loc)
 
 
 def after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) -> list:
