@@ -12,8 +12,8 @@ the standard library's modules). No user code runs during the walk: types are te
 containers through their builtin base's methods.
 
 Bounded: a walk visits at most ``WALK_BOUND`` objects one by one, breadth first, and queues
-at most eight times as many (nested builtin containers of numbers and strings pass in one
-``marshal`` call, in C): about a millisecond. What lies deeper, or further down a long list,
+at most eight times as many (nested builtin containers of numbers and strings pass in a few
+``gc.get_referents`` calls, in C, one per level): about a millisecond. What lies deeper, or further down a long list,
 stays unseen, so a program holding a large graph of objects is traced as before. Out of reach, then: what lies past the bound, an object made by C code from
 nothing (``pickle.loads``), one found through a C object (``functools.partial``, an
 iterator), a computed name (``getattr(mod, name)``, ``globals()[...]``) or a standard-library
@@ -23,8 +23,8 @@ which ``ad.dunders`` differentiates through the methods.
 from __future__ import annotations
 
 import collections
-import marshal
 import types
+from gc import get_referents
 from itertools import chain, islice
 
 import numpy as np
@@ -37,7 +37,7 @@ _HEAPTYPE = 1 << 9
 _CONTAINERS = (list, tuple, set, frozenset, collections.deque)
 _ITEMS = {kind: kind.__iter__ for kind in _CONTAINERS}
 _QUEUE_BOUND = 8 * WALK_BOUND   # most objects a walk queues: items past it are left out
-_MARSHALLED = frozenset({list, tuple, dict, set, frozenset})
+_PLAIN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
 
 
 def _leaf_types() -> frozenset:
@@ -105,23 +105,29 @@ def _plan(kind, has_operators, ctx, stack):
     return items, holder if type(holder) is types.GetSetDescriptorType else None, members
 
 
-def _marshals(obj) -> bool:
-    """Does ``marshal`` take the builtin container ``obj`` (then only builtin numbers, strings,
-    containers and buffers are inside, and it is clear)? A long one is tried only when its
-    first items could be marshalled: a failing ``dumps`` still runs through every item."""
-    if len(obj) > _PREFIX and not _MARSHALLABLE.issuperset(
+def _plain_data(obj) -> bool:
+    """Is the builtin container ``obj`` made only of builtin numbers, strings, bytes and such
+    containers, however nested (then it is clear)? Read level by level with
+    ``gc.get_referents`` (C code: no user code runs and nothing is copied, not even the
+    buffer of an array inside); a long one is tried only when its first items are such."""
+    if len(obj) > _PREFIX and not _PLAIN.issuperset(
             map(type, islice(dict.values(obj) if type(obj) is dict else obj, _PREFIX))):
         return False
-    try:
-        marshal.dumps(obj, 2)
-        return True
-    except (ValueError, RecursionError):
-        return False
+    level, count = (obj,), 0
+    for _ in range(_PLAIN_LEVELS):
+        level = get_referents(*level)
+        if not level:
+            return True
+        count += len(level)
+        if count > _PLAIN_ITEMS or not _PLAIN.issuperset(map(type, level)):
+            return False
+    return False            # deeper than that (or a cycle): the walk decides
 
 
 _PREFIX = 256
-_MARSHALLABLE = frozenset({int, float, complex, bool, str, bytes, type(None), list, tuple, dict,
-                           set, frozenset})
+_PLAIN = frozenset({int, float, complex, bool, str, bytes, type(None), list, tuple, dict, set,
+                    frozenset})
+_PLAIN_LEVELS, _PLAIN_ITEMS = 16, 1 << 20
 
 
 def _dict_items(obj):
@@ -142,8 +148,8 @@ def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bo
         if kind in LEAF_TYPES or kind is np.ndarray and not obj.dtype.hasobject or \
                 _OPAQUE_TYPES.get(kind, False):
             continue
-        if kind in _MARSHALLED:
-            if _marshals(obj):
+        if kind in _PLAIN_CONTAINERS:
+            if _plain_data(obj):
                 continue
             failed.add(id(obj))
         if stack is None:
@@ -172,7 +178,7 @@ def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bo
             continue
         if plan is _FOUND:
             return True
-        if kind in _MARSHALLED and id(obj) not in failed and _marshals(obj):
+        if kind in _PLAIN_CONTAINERS and id(obj) not in failed and _plain_data(obj):
             continue
         visits += 1
         if visits > WALK_BOUND:
