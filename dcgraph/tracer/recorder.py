@@ -222,7 +222,9 @@ class Run:
         self.closed = False
         self.log_end = None             # len(log) at close: a generator resumed later logs past it
         self.operators = False          # guards are on (``guard_operators``)
-        self.reached: dict = {}         # objects found clear of operators (``operator_reach``)
+        # objects found clear of operators (``operator_reach``), kept alive so that their ids
+        # stay theirs; not in a summary run, which must not keep the program's objects alive
+        self.reached: dict | None = {} if log is None else None
 
     def close(self) -> None:
         """The run is over: drop the levels, which refer back to the run, so the run is freed
@@ -249,7 +251,7 @@ class Run:
         self.shared_memo = None         # the memo keeps the callables it saw alive
         self.constructors = {} if not self.summary else None
         self.dispatch = {}
-        self.reached = {}
+        self.reached = {} if not self.summary else None
 
     def guard_operators(self) -> None:
         """From now on, calls run the guarded variant of their code (``instrument.guards``)

@@ -269,3 +269,26 @@ def test_data_in_containers_is_cleared_without_copying_array_buffers():
         assert tracemalloc.get_traced_memory()[1] < 1_000_000
     finally:
         tracemalloc.stop()
+
+
+class Payload:
+    """A plain object the walk visits through its holder's attribute."""
+
+
+def test_a_summary_run_keeps_no_walked_object_alive():
+    """The walk remembers what it visited (kept alive, so ids stay theirs) only in a run that
+    keeps values; in a summary run an object the program drops dies when it does."""
+    import weakref
+
+    def drops(h):
+        h.item = None
+        return died[0]
+
+    for values, expected in (("summary", True), ("keep", False)):
+        died = [False]
+        holder = Box(1.0)
+        holder.item = Payload()
+        weakref.finalize(holder.item, died.__setitem__, 0, True)
+        result, tape = dcgraph.track(drops, holder, values=values)
+        assert result is expected
+        tape.lint()
