@@ -41,7 +41,11 @@ import numpy as np
 
 __all__ = ["Form", "form", "templates", "operands", "agrees", "FUNCTIONS"]
 
-_OPERAND = re.compile(r"\b[vg]\d+(?:_\d+)?\b|(?<![\w.])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w.])")
+# a local name ``\b[vg]\d+(?:_\d+)?\b`` or a number ``(?<![\w.])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?
+# (?![\w.])``, written to begin with one character class, so the regex engine skips to the
+# next candidate character instead of trying both alternatives at every position
+_OPERAND = re.compile(r"[vg\d](?:(?<=[vg])(?<!\w[vg])\d+(?:_\d+)?\b"
+                      r"|(?<=\d)(?<![\w.]\d)\d*(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w.]))")
 
 # scalar function -> (numpy ufunc, exact: the ufunc gives the same bits on every input)
 FUNCTIONS = {math.sin: (np.sin, False), math.cos: (np.cos, False), math.exp: (np.exp, False),

@@ -45,7 +45,8 @@ __all__ = ["vectorise", "MIN_GROUPS", "MAX_PERIOD"]
 MIN_GROUPS = 16                    # fewer iterations: scalar code is faster than numpy calls
 MAX_PERIOD = 128                   # lines per iteration considered
 _TARGETS = re.compile(r"^ *([A-Za-z_][\w, ]*?) *[-+*/]?=(?!=)", re.M)
-_NAME = re.compile(r"\b[vg]\d+(?:_\d+)?\b")
+_NAME = re.compile(r"[vg](?<!\w[vg])\d+(?:_\d+)?\b")     # \b[vg]...: begins with a class
+_WORD = re.compile(r"\w")
 _RANGE = re.compile(r"(v\d+) = ([A-Za-z_]\w*)\((\d+(?:, \d+)*|v\d+)\)$")
 
 
@@ -59,15 +60,19 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
     pieces = ctx.scan(0, len(units), MAX_PERIOD)
     if not ctx.runs:
         return lines
-    uses = Counter(_NAME.findall(ctx.body))     # name -> occurrences in the body
-    for run in ctx.runs:                         # the run's code replaces its lines
-        spans = "\n".join(line for unit in units[run.s:run.s + run.p * run.n] for line in unit)
-        uses.subtract(_NAME.findall(spans))
-        uses.update(_NAME.findall(run.code()))
+    covered = set()                              # units a run's code replaces
+    for run in ctx.runs:
+        covered.update(range(run.s, run.s + run.p * run.n))
+    uses = Counter(_NAME.findall("\n".join(     # name -> occurrences in the new body
+        line for i, unit in enumerate(units) if i not in covered for line in unit)))
+    owns = {}
+    for run in ctx.runs:
+        owns[id(run)] = own = Counter(_NAME.findall(run.code()))
+        uses.update(own)
     out = []
     for piece in pieces:
         if type(piece) is Run:
-            own = Counter(_NAME.findall(piece.code()))
+            own = owns[id(piece)]
             out += piece.lines
             out += piece.unpack(lambda name: uses[name] > own[name])
         else:
@@ -83,7 +88,8 @@ def _without_dead_ranges(lines: list, ns: dict) -> list:
              for m in (_RANGE.match(line),) if m]
     if not found:
         return lines
-    refs = Counter(_NAME.findall("\n".join(lines)))
+    refs = _name_counts("\n".join(lines), {name for _, m in found for name in m.group(1, 3)
+                                          if name[0] == "v"})
     dead, ranges = set(), {}
     for i, m in found:
         if ns.get(m.group(2)) is range and m.group(3)[0] != "v":
@@ -95,6 +101,14 @@ def _without_dead_ranges(lines: list, ns: dict) -> list:
         if refs.get(name) == 1:
             dead.add(i)
     return [line for i, line in enumerate(lines) if i not in dead] if dead else lines
+
+
+def _name_counts(text: str, names: set) -> Counter:
+    """Occurrences of the names ``names`` (all ``v<digits>``) in ``text`` as ``_NAME`` finds
+    them (whole names): one scan for the literal ``v``, far cheaper than counting all names."""
+    pattern = re.compile(r"v(?:%s)(?!\w)" % "|".join(sorted(name[1:] for name in names)))
+    return Counter(m.group() for m in pattern.finditer(text)
+                   if not m.start() or not _WORD.match(text, m.start() - 1))
 
 
 def _units(lines: list) -> list:
