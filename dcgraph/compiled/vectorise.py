@@ -169,10 +169,13 @@ class _Context:
             if c >= 0:
                 pos = self.positions[c]
                 end = min(hi, barriers[bisect.bisect_left(barriers, i)])  # no barrier inside
+                last = MIN_GROUPS - 1        # groups lie before the next barrier (unique codes)
                 for j in pos[bisect.bisect_right(pos, i):]:
                     p = j - i
-                    if p > pmax or i + 2 * p > end:
+                    if p > pmax or i + MIN_GROUPS * p > end:
                         break
+                    if codes[i + last * p] != c:     # group MIN_GROUPS - 1 starts elsewise
+                        continue
                     block = codes[i:j]
                     if block != codes[j:j + p]:
                         continue
