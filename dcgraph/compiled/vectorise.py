@@ -55,6 +55,8 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
     if len(lines) < 2 * MIN_GROUPS:
         return lines
     lines = _without_dead_ranges(lines, ns)
+    if not _may_repeat(lines):
+        return lines
     units = _units(lines)
     ctx = _Context(units, ns, nodes, lines)
     pieces = ctx.scan(0, len(units), MAX_PERIOD)
@@ -78,6 +80,25 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
         else:
             out += units[piece]
     return out
+
+
+def _may_repeat(lines: list) -> bool:
+    """False when no ``MIN_GROUPS`` consecutive lines can all have a form, so no run exists
+    (a cheap test before templates). A line with a form assigns a local name (``vK = ...``,
+    ``gK = ...``, not ``None``: a bare name other than a local is no operand) or is a guard
+    ``if ...``; anything else (``v7.append(v9)``, an indented line, the backward pass's
+    ``g7 = None``) is a barrier. Lines passing the test may still be barriers: it only rules
+    out."""
+    stretch = 0
+    for line in lines:
+        if line[:3] == "if " or line[:1] in ("v", "g") and " = " in line \
+                and line[-7:] != " = None":
+            stretch += 1
+            if stretch >= MIN_GROUPS:
+                return True
+        else:
+            stretch = 0
+    return False
 
 
 def _without_dead_ranges(lines: list, ns: dict) -> list:

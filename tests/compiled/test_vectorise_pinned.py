@@ -125,3 +125,15 @@ def test_fast_patterns_find_what_their_plain_spellings_find():
         assert vector_forms._OPERAND.findall(s) == operand.findall(s), s
         assert vector_forms.templates(s) == operand.sub("\x00", s).split("\n"), s
         assert _NAME.findall(s) == name.findall(s), s
+
+
+def test_bodies_without_16_consecutive_candidate_lines_are_left_before_templating():
+    from dcgraph.compiled.vectorise import MIN_GROUPS, _may_repeat
+    appends = [line for i in range(40) for line in (f"v{2 * i + 1} = sin(v{2 * i})",
+                                                    f"v0.append(v{2 * i + 1})")]
+    adjoints = [f"g{i} = None" for i in range(40)]
+    assigned = [f"v{i + 1} = v{i} * 2.0" for i in range(MIN_GROUPS)]
+    guards = [f"if _type(v{i}) is not float: raise _GF({i})" for i in range(MIN_GROUPS)]
+    assert not _may_repeat(appends) and not _may_repeat(adjoints)
+    assert not _may_repeat(assigned[1:]) and _may_repeat(assigned) and _may_repeat(guards)
+    assert not _may_repeat(assigned[:8] + ["    v3 = v2"] + assigned[8:])
