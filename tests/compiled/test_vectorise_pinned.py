@@ -15,38 +15,10 @@ import pytest
 
 import dcgraph
 from dcgraph.ad.compiled import compile_gradient
-import numpy as np
 
 from dcgraph.compiled import vector_forms, vector_run
 from dcgraph.compiled.vectorise import _NAME
-
-XS = [8.0, 15.0, 22.0, 29.0, 36.0]
-
-
-def sin_loop(x):
-    s = 0.0
-    for i in range(200):
-        s = s + math.sin(x * i)
-    return s
-
-
-def rats(alpha, beta, mu_a, mu_b, sig_a, sig_b, sig_y, y):
-    lp = 0.0
-    for i in range(len(y)):
-        za = (alpha[i] - mu_a) / sig_a
-        zb = (beta[i] - mu_b) / sig_b
-        lp += -0.5 * za * za - math.log(sig_a) - 0.5 * zb * zb - math.log(sig_b)
-        for j in range(5):
-            r = (y[i][j] - alpha[i] - beta[i] * (XS[j] - 22.0)) / sig_y
-            lp += -0.5 * r * r - math.log(sig_y)
-    return lp
-
-
-def rats_data(seed=0, n=30):
-    rng = np.random.default_rng(seed)
-    alpha, beta = list(rng.normal(240, 10, n)), list(rng.normal(6, 0.5, n))
-    y = [[a + b * (x - 22.0) + rng.normal(0, 6) for x in XS] for a, b in zip(alpha, beta)]
-    return alpha, beta, 241.0, 6.2, 11.0, 0.6, 5.5, y
+from test_compiled_vectorise import rats, rats_data, sin_loop
 
 
 def sin_list(x):
