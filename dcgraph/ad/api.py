@@ -24,7 +24,7 @@ from .core import Sweep
 from .higher import gradient_rule
 from .values import Sparse, carries, densify
 
-__all__ = ["grad", "value_and_grad", "vjp", "backward", "GradientCache"]
+__all__ = ["grad", "value_and_grad", "vjp", "backward", "GradientCache", "sampling_value_and_grad"]
 
 
 def grad(f, argnums=0):
@@ -88,6 +88,15 @@ def value_and_grad(f, argnums=0):
     value_and_gradient.compiled = cache
     value_and_gradient._dcgraph_vjp = gradient_rule(f, argnums, True)
     return value_and_gradient
+
+
+def sampling_value_and_grad(f, argnums=0):
+    """``value_and_grad(f, argnums)`` for a sampler's log density: it compiles from its first
+    call (``GradientCache.compile_after = 1``), so every call gives the compiled code's bits and
+    a seeded run repeats its draws on a fresh and on a warm function."""
+    vg = value_and_grad(f, argnums)
+    vg.compiled.compile_after = 1
+    return vg
 
 
 def vjp(f, *args, **kwargs):

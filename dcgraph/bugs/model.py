@@ -120,9 +120,8 @@ class BUGSModel:
     def logdensity_and_grad(self, theta):
         """``(logdensity(theta), gradient)`` through the traced generated code (compiled replay)."""
         if self._vg is None:
-            from ..ad import value_and_grad
-            self._vg = value_and_grad(self._logdensity, argnums=0)
-            self._vg.compiled.compile_after = 1   # same bits from the first call: seeded runs repeat
+            from ..ad.api import sampling_value_and_grad
+            self._vg = sampling_value_and_grad(self._logdensity, argnums=0)
         value, grad = self._vg(self._theta(theta), self.discrete)
         return float(value), np.asarray(grad, dtype=float)
 

@@ -87,10 +87,9 @@ class AutoGradient:
 
     def __call__(self, theta):
         if self._compiled is None:
-            from .. import value_and_grad
+            from ..ad.api import sampling_value_and_grad
 
-            self._compiled = value_and_grad(self.logdensity)
-            self._compiled.compiled.compile_after = 1   # same bits from the first call: seeded runs repeat
+            self._compiled = sampling_value_and_grad(self.logdensity)
         try:
             value, grad = self._compiled(theta)
         except TypeError:

@@ -16,7 +16,7 @@ import types
 
 import numpy as np
 
-from ..ad import value_and_grad
+from ..ad.api import sampling_value_and_grad
 from .bytecode_rewrite import BytecodeUnreadable, rewrite_bytecode
 from .params import ModelError
 from .rewrite import rewrite
@@ -190,14 +190,6 @@ class ParamLayout:
         return vals[0] if len(vals) == 1 else np.asarray(vals, dtype=float)
 
 
-
-def _sampled_gradient(fn):
-    """``value_and_grad(fn)`` answering from compiled code from its first call (samplers call
-    it thousands of times, and a seeded run then gives the same draws fresh or warm)."""
-    vg = value_and_grad(fn, argnums=0)
-    vg.compiled.compile_after = 1
-    return vg
-
 class BoundModel:
     """A model with its arguments: ``dim``, ``layout`` (name -> ``ParamLayout``), ``specs``
     (every declaration in order), ``logdensity``, ``logdensity_and_grad``, ``constrain``,
@@ -224,7 +216,7 @@ class BoundModel:
         self.discrete = [i for s, i in self._starts() if s.discrete]
         self.continuous = np.setdiff1d(np.arange(self.dim), self.discrete)
         self._shape = (self.dim,)
-        self._vg = _sampled_gradient(self._fn)
+        self._vg = sampling_value_and_grad(self._fn)
         self._direct, self._fast = False, None
         self._key, self._arrays = None, _array_data(args, kwargs)
 
@@ -237,7 +229,7 @@ class BoundModel:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._fn = self.model.rewritten.function
-        self._vg = _sampled_gradient(self._fn)
+        self._vg = sampling_value_and_grad(self._fn)
         self._direct, self._key, self._fast = False, None, None
 
     def _starts(self):

@@ -133,12 +133,17 @@ def test_compiled_templates_match_finite_differences_and_the_sweep(f, args):
         assert vg.compiled.stats["compiles"] == 1
 
 
-def test_templates_are_in_the_generated_code():
-    th, y = CASES[0][1]
-    vg = ad.value_and_grad(rats_vec)
+def compiled_source(f, *args):
+    """``f``'s one compiled path (called until compiled): its ``source`` is the generated code."""
+    vg = ad.value_and_grad(f)
     for _ in range(3):
-        vg(th, y)
+        vg(*args)
     (cg, _), = next(iter(vg.compiled.paths.values()))
+    return cg
+
+
+def test_templates_are_in_the_generated_code():
+    cg = compiled_source(rats_vec, *CASES[0][1])
     src = cg.source
     assert "sum_vjp" not in src and "mul_vjp" not in src and "build_seq_rule" not in src
     assert ".reshape((4,))" in src                      # alpha[:, None] pulled back
@@ -151,21 +156,14 @@ def test_templates_are_in_the_generated_code():
     assert src.count("_vdot(") == 3 and ".sum() / " not in src   # d/ds of z / exp(s)
     assert cg.fresh == (True,)
     for f, args in CASES[-2:]:
-        vg = ad.value_and_grad(f)
-        for _ in range(3):
-            vg(*args)
-        (cg, _), = next(iter(vg.compiled.paths.values()))
+        cg = compiled_source(f, *args)
         assert "matmul_vjp" not in cg.source and ("outer(" in cg.source) == (f is matvec_matrix)
 
 
 def test_broadcast_operands_are_summed_back_by_reductions():
     """Of ``broadcasts``: (3, 1) operands against a (3, 4) result by one ``dot`` (with ``m``
     for a product, ones for a difference), other shapes by ``np.add.reduce``."""
-    vg = ad.value_and_grad(broadcasts)
-    for _ in range(3):
-        vg(*CASES[1][1])
-    (cg, _), = next(iter(vg.compiled.paths.values()))
-    src = cg.source
+    src = compiled_source(broadcasts, *CASES[1][1]).source
     assert src.count("_dot(") == 1 and "_ones).reshape((3, 1))" in src
     assert src.count(", (1,), None, None, True)") == 2 and src.count(", (0,))") == 4
     assert ".sum(axis" not in src
@@ -173,11 +171,7 @@ def test_broadcast_operands_are_summed_back_by_reductions():
 
 def test_sums_of_unary_templates_keep_the_scalar():
     x, t = np.array([0.6, 1.7, 3.2, 2.2]), 0.8
-    vg = ad.value_and_grad(normal_terms)
-    for _ in range(3):
-        vg(x, t)
-    (cg, _), = next(iter(vg.compiled.paths.values()))
-    src = cg.source
+    src = compiled_source(normal_terms, x, t).source
     assert "square_vjp" not in src and "log_vjp" not in src and "exp_vjp" not in src
     assert src.count("_full(") == 1                   # the negated sum only
     assert src.count("(2.0 * ") == 1                  # square of x (t is not differentiated)
