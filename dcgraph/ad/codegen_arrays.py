@@ -97,14 +97,14 @@ class ArrayTemplates(ArrayForms):
         """Leave out the type guards of nodes whose types the other guards imply: reads of
         a known array at literal positions, sums of known arrays, and ufuncs and arithmetic
         on float64 scalars of known types (their result is a float64 scalar)."""
-        known = self.known_shapes
+        known, ids = self.known_shapes, self.ids
         changed = True
-        while changed:
-            changed = False
-            for u in list(self.relevant):
-                if u in self.implied or type(u) is not PrimitiveCall or u.kwargs \
-                        or u.fn_node is not None:
-                    continue
+        while changed:                        # a monotone fixpoint: in execution order,
+            changed = False                   # inputs come first (usually one pass more)
+            todo = [u for u in self.relevant if type(u) is PrimitiveCall
+                    and u not in self.implied and not u.kwargs and u.fn_node is None]
+            todo.sort(key=lambda u: ids.get(u, -1))
+            for u in todo:
                 if self._implied_type(u, known):
                     self.implied.add(u)
                     changed = True

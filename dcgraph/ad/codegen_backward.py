@@ -46,10 +46,14 @@ class BackwardEmitter:
     """The backward methods of ``codegen._Gen`` (a mixin: it reads the generator's state)."""
 
     def active(self, node) -> bool:
-        return self.activity.active(node)
+        r = self.activity._active.get(node)          # memoised by ``Activity.active``
+        return self.activity.active(node) if r is None else r
 
     def wants(self, node) -> bool:
-        return type(node) is not Constant and carries(node.value) and self.active(node)
+        if type(node) is Constant or not carries(node.value):
+            return False
+        r = self.activity._active.get(node)
+        return self.activity.active(node) if r is None else r
 
     def backward(self, node, phase) -> None:
         t = type(node)

@@ -89,38 +89,60 @@ def _unaliased(node):
 _NODE_KINDS = frozenset({"Argument", "Constant", "PrimitiveCall", "NestedCall", "Phi"})
 
 
-def effect_of(node) -> str | None:
+def effect_of(node, memo: dict | None = None) -> str | None:
     """What the recorded primitive call ``node`` may do besides computing its value (None when
-    running it again is unobservable)."""
+    running it again is unobservable). ``memo``: a dict the caller keeps while the recorded
+    callables stay alive (one tape check), holding what depends on the callable alone."""
     fn = node.fn
     if type(fn).__hash__ is None:
         return f"calls a {type(fn).__name__} object"
     if fn is ops.next_item:
         return _iterator_effect(node.args[0]) if node.args else "draws from an iterator"
-    from ..analysis.random_primitives import lookup
-    if lookup(fn) is not None:
-        return "a random draw"
-    if isinstance(fn, _BUILTIN) and fn in EFFECT_BUILTINS:
-        return f"calls {fn.__name__}"
-    if type(fn) is types.MethodType or (isinstance(fn, _BUILTIN) and fn.__self__ is not None
-                                        and not isinstance(fn.__self__, types.ModuleType)):
-        owner = fn.__self__
-        module = type(owner).__module__
-        if not isinstance(owner, VALUE_TYPES) and (
-                not _in(module, ("dcgraph", "numpy", "scipy")) or _in(module, EFFECT_MODULES)):
-            return f"a method of a {type(owner).__name__} object, which it may change"
-    objclass = getattr(fn, "__objclass__", None) if not isinstance(fn, types.FunctionType) else None
-    if objclass is not None and node.args and not isinstance(node.args[0].value, VALUE_TYPES):
+    if memo is None:
+        facts = _callable_facts(fn)
+    else:
+        entry = memo.get(id(fn))
+        if entry is None or entry[0] is not fn:
+            entry = memo[id(fn)] = (fn, _callable_facts(fn))
+        facts = entry[1]
+    first, objclass, last, scan = facts
+    if first is not None:
+        return first
+    if objclass and node.args and not isinstance(node.args[0].value, VALUE_TYPES):
         return f"a method of a {type(node.args[0].value).__name__} object, which it may change"
-    if _in(_module_name(fn), EFFECT_MODULES):
-        return f"calls {_module_name(fn)}"
-    if isinstance(fn, types.FunctionType) and not _in(_module_name(fn), _LIBRARIES):
-        return f"runs {fn.__qualname__}, a function of the user's"
-    if fn in _NOT_CALLING or _in(_module_name(fn), ("dcgraph",)):
-        return None
+    if last is not None or not scan:
+        return last
     for a in node.args + tuple(node.kwargs.values()):
         v = a.value
         if isinstance(v, (types.FunctionType, types.MethodType)) and not _in(
                 getattr(v, "__module__", None) or "", _LIBRARIES):
             return "runs a function of the user's from C"
     return None
+
+
+def _callable_facts(fn) -> tuple:
+    """What ``effect_of`` decides from the callable alone: ``(effect before the argument
+    checks, method of a class (check the object's type), effect after them, scan the
+    arguments for functions of the user's)``."""
+    from ..analysis.random_primitives import lookup
+    if lookup(fn) is not None:
+        return "a random draw", False, None, False
+    if isinstance(fn, _BUILTIN) and fn in EFFECT_BUILTINS:
+        return f"calls {fn.__name__}", False, None, False
+    if type(fn) is types.MethodType or (isinstance(fn, _BUILTIN) and fn.__self__ is not None
+                                        and not isinstance(fn.__self__, types.ModuleType)):
+        owner = fn.__self__
+        module = type(owner).__module__
+        if not isinstance(owner, VALUE_TYPES) and (
+                not _in(module, ("dcgraph", "numpy", "scipy")) or _in(module, EFFECT_MODULES)):
+            return f"a method of a {type(owner).__name__} object, which it may change", \
+                False, None, False
+    objclass = getattr(fn, "__objclass__", None) if not isinstance(fn, types.FunctionType) else None
+    module = _module_name(fn)
+    if _in(module, EFFECT_MODULES):
+        return None, objclass is not None, f"calls {module}", False
+    if isinstance(fn, types.FunctionType) and not _in(module, _LIBRARIES):
+        return None, objclass is not None, f"runs {fn.__qualname__}, a function of the user's", \
+            False
+    scan = not (fn in _NOT_CALLING or _in(module, ("dcgraph",)))
+    return None, objclass is not None, None, scan

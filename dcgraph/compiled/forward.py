@@ -110,7 +110,7 @@ class PathCode:
 
     def mark(self, node) -> None:
         """Code after this point relies on ``node``'s type: guard it if it may change."""
-        self.relevant.add(unalias(node))
+        self.relevant.add(node if type(node) is PrimitiveCall else unalias(node))
 
     # -- hooks for a backward pass ---------------------------------------------------------
     def tail(self, ret, result: str) -> tuple:

@@ -64,7 +64,7 @@ def check_supported(tape) -> ListLengths:
     if tape.raised or type(tape.returned) is not Return:
         raise NotCompilable(f"{tape.name} raised an exception")
     _check_code(tape)
-    lengths = ListLengths()
+    lengths, memo = ListLengths(), {}
     for node in tape.walk():
         t = type(node)
         if t is NestedCall:
@@ -84,7 +84,7 @@ def check_supported(tape) -> ListLengths:
                 lengths[node] = len(node.args)
             elif node.mutates is not None:
                 _grow(node, lengths)
-            why = symbol(_NEVER_RERUN, node.fn) or effect_of(node)
+            why = symbol(_NEVER_RERUN, node.fn) or effect_of(node, memo)
             if why is not None:      # a guard failing after it would make it happen twice
                 raise NotCompilable(f"{why} ({where(node)})")
     return lengths

@@ -126,10 +126,26 @@ def _without_dead_ranges(lines: list, ns: dict) -> list:
 
 def _name_counts(text: str, names: set) -> Counter:
     """Occurrences of the names ``names`` (all ``v<digits>``) in ``text`` as ``_NAME`` finds
-    them (whole names): one scan for the literal ``v``, far cheaper than counting all names."""
-    pattern = re.compile(r"v(?:%s)(?!\w)" % "|".join(sorted(name[1:] for name in names)))
+    them (whole names): one scan for the literal ``v``, far cheaper than counting all names,
+    the numbers an alternation by common prefixes (``_digit_trie``), so that each ``v`` in
+    ``text`` costs a few character tests rather than one per name."""
+    pattern = re.compile(r"v%s(?!\w)" % _digit_trie(sorted(name[1:] for name in names)))
     return Counter(m.group() for m in pattern.finditer(text)
                    if not m.start() or not _WORD.match(text, m.start() - 1))
+
+
+def _digit_trie(words: list) -> str:
+    """A regex matching exactly the strings of digits ``words`` (sorted), as a trie:
+    ``["12", "123", "45"]`` -> ``(?:12(?:3)?|45)``."""
+    if words == [""]:
+        return ""
+    end = words[0] == ""
+    rest = words[1:] if end else words
+    alts = []
+    for first in sorted({w[0] for w in rest}):
+        alts.append(first + _digit_trie([w[1:] for w in rest if w[0] == first]))
+    body = "(?:" + "|".join(alts) + ")"
+    return body + "?" if end else body
 
 
 def _units(lines: list) -> list:
@@ -155,6 +171,7 @@ class _Context:
         self.codes, self.operands = [], []
         self.body = body = "\n".join(lines)
         self._assigned = None
+        self._types: dict = {}               # name -> its recorded type (``recorded_type``)
         shapes, codes = templates(body), {}
         at = 0                               # the line each unit starts at
         for i, unit in enumerate(units):
@@ -210,12 +227,11 @@ class _Context:
                 i += 1
                 continue
             p, n = best
-            run, start = self.run(i, p, n, hi), i
+            run, start = self.run(i, p, n, hi, floor), i
             if run is None:
                 out += self.scan(i, i + p * n, p - 1) if p > 1 else list(range(i, i + n))
             else:
                 out += list(range(i, run.s))      # the lines before its shifted start
-                run = self.extended(run, floor)
                 while out and type(out[-1]) is int and out[-1] >= run.s:
                     out.pop()
                 self.runs.append(run)
@@ -225,26 +241,29 @@ class _Context:
             i = start + p * n
         return out
 
-    def extended(self, run, floor: int):
-        """``run`` with the groups before it that have its lines (a shifted start leaves
-        the first iteration out), when it still vectorises."""
-        s, p, codes, k = run.s, run.p, self.codes, 0
+    def earlier(self, s: int, p: int, floor: int) -> int:
+        """How many groups before ``s`` (none before ``floor``) have the lines of the group
+        at ``s`` (a shifted start leaves the first iteration out)."""
+        codes, k = self.codes, 0
         block = codes[s:s + p]
         while s - (k + 1) * p >= floor and codes[s - (k + 1) * p:s - k * p] == block:
             k += 1
-        if not k:
-            return run
-        try:
-            return Run(self, s - k * p, p, run.n + k, run.r)
-        except NotVector:
-            return run
+        return k
 
-    def run(self, i: int, p: int, n: int, hi: int):
+    def run(self, i: int, p: int, n: int, hi: int, floor: int):
         """The ``Run`` at ``i`` or, when a value crosses from one group to the next that
-        is not a sum (the groups start mid-iteration), at a later start; None if neither."""
+        is not a sum (the groups start mid-iteration), at a later start; None if neither.
+        A run is extended over the groups before it that have its lines (``earlier``) when
+        it still vectorises so (tried first: one construction instead of two)."""
         codes = self.codes
         for _ in range(4):
+            k = self.earlier(i, p, floor)
             try:
+                if k:
+                    try:
+                        return Run(self, i - k * p, p, n + k, len(self.runs))
+                    except NotVector:
+                        pass
                 return Run(self, i, p, n, len(self.runs))
             except NotVector as exc:
                 shift = exc.args[1] if len(exc.args) > 1 else 0
@@ -277,16 +296,23 @@ class _Context:
         """The recorded type of a value ``vK``; for an adjoint ``gK`` (``gK_P``: of item
         ``P`` of node ``K``), None when the node (item) is a real scalar (its adjoint is a
         float of either type), else the node's type (the run then refuses it)."""
+        try:
+            return self._types[name]
+        except KeyError:
+            pass
         k, _, item = name[1:].partition("_")
         node = self.nodes[int(k)] if int(k) < len(self.nodes) else None
         if node is None:
-            return object
-        value = node.value
-        if item:
-            value = value[int(item)] if type(value) in (list, tuple) and \
-                int(item) < len(value) else object()
-        t = type(value)
-        return None if name[0] == "g" and t in FLOATS else t
+            t = object
+        else:
+            value = node.value
+            if item:
+                value = value[int(item)] if type(value) in (list, tuple) and \
+                    int(item) < len(value) else object()
+            t = type(value)
+            t = None if name[0] == "g" and t in FLOATS else t
+        self._types[name] = t
+        return t
 
     def bind(self, obj, hint: str) -> str:
         if type(obj) is type and hint == "_vk_t":          # a type: one name for all
