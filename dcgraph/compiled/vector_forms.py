@@ -33,19 +33,23 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import math
 import operator
 import re
 
 import numpy as np
 
-__all__ = ["Form", "form", "templates", "operands", "agrees", "FUNCTIONS"]
+__all__ = ["Form", "form", "templates", "templates_and_operands", "operands", "agrees",
+           "FUNCTIONS"]
 
 # a local name ``\b[vg]\d+(?:_\d+)?\b`` or a number ``(?<![\w.])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?
 # (?![\w.])``, written to begin with one character class, so the regex engine skips to the
 # next candidate character instead of trying both alternatives at every position
 _OPERAND = re.compile(r"[vg\d](?:(?<=[vg])(?<!\w[vg])\d+(?:_\d+)?\b"
                       r"|(?<=\d)(?<![\w.]\d)\d*(?:\.\d*)?(?:[eE][-+]?\d+)?(?![\w.]))")
+
+_SPLIT = re.compile(f"({_OPERAND.pattern})")     # the same matches, kept by ``split``
 
 # scalar function -> (numpy ufunc, exact: the ufunc gives the same bits on every input)
 FUNCTIONS = {math.sin: (np.sin, False), math.cos: (np.cos, False), math.exp: (np.exp, False),
@@ -72,6 +76,16 @@ def templates(text: str) -> list:
     """The templates of the lines of ``text`` (in one pass): operands marked ``\\x00``
     until ``form`` numbers the marks."""
     return _OPERAND.sub("\x00", text).split("\n")
+
+
+def templates_and_operands(text: str) -> tuple:
+    """``(templates(text), flat, offsets)`` in one regex pass: ``flat`` holds the operands of
+    every line in order, line ``i``'s being ``flat[offsets[i]:offsets[i + 1]]`` (what
+    ``operands`` gives for it)."""
+    pieces = _SPLIT.split(text)                   # text, operand, text, operand, ..., text
+    shapes = "\x00".join(pieces[0::2]).split("\n")
+    offsets = [0, *itertools.accumulate(shape.count("\x00") for shape in shapes)]
+    return shapes, pieces[1::2], offsets
 
 
 def operands(line: str) -> list:

@@ -36,7 +36,7 @@ from collections import Counter
 
 import numpy as np
 
-from .vector_forms import FUNCTIONS, form, operands, templates
+from .vector_forms import FUNCTIONS, form, templates_and_operands
 from .vector_run import Run
 from .vector_sums import FLOATS, NotVector
 
@@ -172,10 +172,11 @@ class _Context:
         self.body = body = "\n".join(lines)
         self._assigned = None
         self._types: dict = {}               # name -> its recorded type (``recorded_type``)
-        shapes, codes = templates(body), {}
+        shapes, self._flat, self._offsets = templates_and_operands(body)
+        codes = {}
         at = 0                               # the line each unit starts at
         for i, unit in enumerate(units):
-            line, at = unit[0], at + len(unit)
+            at += len(unit)
             if len(unit) > 1:
                 self.codes.append(-1 - i)
                 self.operands.append(())
@@ -187,7 +188,7 @@ class _Context:
                 code = codes[template] = len(codes) if f is not None else -1
                 self.forms[code] = f
             self.codes.append(code if code >= 0 else -1 - i)
-            self.operands.append(line)           # split into operands when a run reads it
+            self.operands.append(at - 1)         # its line: operands when a run reads it
         self.positions: dict = {}
         self.barriers = []                   # lines no run contains, in order
         for i, c in enumerate(self.codes):
@@ -285,8 +286,9 @@ class _Context:
 
     def operands_of(self, i: int) -> list:
         ops = self.operands[i]
-        if type(ops) is str:
-            ops = self.operands[i] = operands(ops)
+        if type(ops) is int:
+            offsets = self._offsets
+            ops = self.operands[i] = self._flat[offsets[ops]:offsets[ops + 1]]
         return ops
 
     def form_of(self, i: int):

@@ -99,6 +99,23 @@ def test_fast_patterns_find_what_their_plain_spellings_find():
         assert vector_forms._OPERAND.findall(s) == operand.findall(s), s
         assert vector_forms.templates(s) == operand.sub("\x00", s).split("\n"), s
         assert _NAME.findall(s) == name.findall(s), s
+        shapes, flat, offsets = vector_forms.templates_and_operands(s)   # one pass for both
+        assert shapes == vector_forms.templates(s), s
+        assert [flat[a:b] for a, b in zip(offsets, offsets[1:])] == \
+            [operand.findall(line) for line in s.split("\n")], s
+
+
+def test_names_of_dead_ranges_are_counted_as_whole_names():
+    from dcgraph.compiled.vectorise import _digit_trie, _name_counts
+    rng = random.Random(1)
+    for _ in range(300):
+        numbers = sorted({str(rng.randint(0, 3000)) for _ in range(rng.randint(1, 30))})
+        pattern = re.compile(_digit_trie(numbers) + "$")
+        assert all(pattern.match(n) for n in numbers)
+        others = [str(rng.randint(0, 4000)) for _ in range(40)]
+        assert [bool(pattern.match(n)) for n in others] == [n in numbers for n in others]
+    text = "v12 = range(5)\nv123 = iter(v12)\n_v12 = v1 + v12_0 + xv12 + v120\nv12"
+    assert _name_counts(text, {"v12", "v123", "v1"}) == {"v12": 3, "v123": 1, "v1": 1}
 
 
 def test_bodies_without_16_consecutive_candidate_lines_are_left_before_templating():
