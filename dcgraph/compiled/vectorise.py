@@ -44,7 +44,8 @@ __all__ = ["vectorise", "MIN_GROUPS", "MAX_PERIOD"]
 
 MIN_GROUPS = 16                    # fewer iterations: scalar code is faster than numpy calls
 MAX_PERIOD = 128                   # lines per iteration considered
-_TARGETS = re.compile(r"^ *([A-Za-z_][\w, ]*?) *[-+*/]?=(?!=)", re.M)
+_TARGETS = re.compile(r" *([A-Za-z_][\w, ]*?) *[-+*/]?=(?!=)")    # a line's targets
+_ASSIGNS = ("\x00 = ", "\x00 += ", "\x00 -= ", "\x00 *= ", "\x00 /= ")  # templates: one target
 _NAME = re.compile(r"[vg](?<!\w[vg])\d+(?:_\d+)?\b")     # \b[vg]...: begins with a class
 _WORD = re.compile(r"\w")
 _RANGE = re.compile(r"(v\d+) = ([A-Za-z_]\w*)\((\d+(?:, \d+)*|v\d+)\)$")
@@ -169,10 +170,11 @@ class _Context:
         self.forms: dict = {}
         self.types: dict = {}
         self.codes, self.operands = [], []
-        self.body = body = "\n".join(lines)
+        body = "\n".join(lines)
         self._assigned = None
         self._types: dict = {}               # name -> its recorded type (``recorded_type``)
         shapes, self._flat, self._offsets = templates_and_operands(body)
+        self._shapes, self._lines = shapes, lines
         codes = {}
         at = 0                               # the line each unit starts at
         for i, unit in enumerate(units):
@@ -280,8 +282,16 @@ class _Context:
     @property
     def assigned(self) -> Counter:
         """Local name -> number of lines assigning it (found when a run asks)."""
-        if self._assigned is None:
-            self._assigned = Counter(_NAME.findall(",".join(_TARGETS.findall(self.body))))
+        if self._assigned is None:           # ``_TARGETS`` line by line, ``vK = ...`` read
+            found, flat, offsets = Counter(), self._flat, self._offsets    # from its operands
+            for i, shape in enumerate(self._shapes):
+                if shape.startswith(_ASSIGNS) and flat[offsets[i]][0] in "vg":
+                    found[flat[offsets[i]]] += 1
+                elif "=" in shape:
+                    m = _TARGETS.match(self._lines[i])
+                    if m:
+                        found.update(_NAME.findall(m.group(1)))
+            self._assigned = found
         return self._assigned
 
     def operands_of(self, i: int) -> list:
