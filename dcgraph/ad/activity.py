@@ -38,13 +38,35 @@ class Activity:
                 stack.extend(todo)
                 continue
             stack.pop()
-            if type(n) is Argument and n.source is None:
-                memo[n] = wrt is None or n in wrt
-            elif type(n) is PrimitiveCall and n.fn_node is not None and _opaque(n.fn):
-                memo[n] = True      # a callable made in the trace (closure): assume it depends
-            else:
-                memo[n] = any(memo[d] for d in deps)
+            memo[n] = _own(n, deps, memo, wrt)
         return memo[node]
+
+    def activate(self, nodes) -> None:
+        """Memoise ``active`` for ``nodes`` in execution order (a tape's ``walk``): one visit
+        per node whose dependencies are known by then (the others through ``active``)."""
+        memo, wrt = self._active, self.wrt
+        for n in nodes:
+            if n in memo:
+                continue
+            deps = _dependencies(n)
+            for d in deps:
+                if d not in memo:
+                    self.active(n)
+                    break
+            else:
+                memo[n] = _own(n, deps, memo, wrt)
+
+
+def _own(n, deps, memo, wrt) -> bool:
+    """``n``'s activity once its dependencies ``deps`` have theirs in ``memo``."""
+    if type(n) is Argument and n.source is None:
+        return wrt is None or n in wrt
+    if type(n) is PrimitiveCall and n.fn_node is not None and _opaque(n.fn):
+        return True             # a callable made in the trace (closure): assume it depends
+    for d in deps:
+        if memo[d]:
+            return True
+    return False
 
 
 def _opaque(fn) -> bool:

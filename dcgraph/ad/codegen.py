@@ -52,6 +52,7 @@ class GradientCode(ArrayTemplates, JointRules, BackwardEmitter, PathCode):
             self.add(ret, UNIT, "scalar")
         else:
             self.add(ret, "_s", _mode(ret))       # Sweep.run seeds the returned node
+        self.activity.activate(self.ids)          # every node, in execution order
         for node, phase in reversed(self.events):
             self.backward(node, phase)
         for node in list(self.slots):             # root arguments read at positions

@@ -37,6 +37,8 @@ _UNARY_FORMS = {np.exp: "{g} * {ans}", np.log: "{g} / {x}", np.negative: "-{g}",
 _POWERS = dict.fromkeys([operator.pow, operator.ipow], True)
 _SUMS = dict.fromkeys([np.sum, np.ndarray.sum], True)
 _NUMBERS = (float, np.float64, int)
+# the callables a template may take when the value is no array (``array_template`` needs one)
+_SCALAR_TEMPLATED = dict.fromkeys([*_SUMS, *_PRODUCTS, *_UNARY_FORMS, *_POWERS], True)
 
 
 def _f8(value) -> bool:
@@ -157,6 +159,11 @@ class ArrayTemplates(ArrayForms):
         return out
 
     # -- templates ---------------------------------------------------------------------------
+    @staticmethod
+    def may_template(node) -> bool:
+        """Can one of the templates below take ``node``? (False: none would.)"""
+        return type(node.value) is np.ndarray or symbol(_SCALAR_TEMPLATED, node.fn) is not None
+
     def array_template(self, node, g) -> bool:
         """Emit the pull-back of ``node`` as inline numpy when a template fits (True)."""
         fn, args, ans = node.fn, node.args, node.value

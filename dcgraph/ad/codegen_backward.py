@@ -206,11 +206,14 @@ class BackwardEmitter:
         if node.mutates is not None:     # a list built on the path grew
             self.grown(node, g, rule)
             return
-        for x in list(args) + list(kwargs.values()):
+        for x in args:
             self.mark(x)
-        if self.array_template(node, g) or self.sum_template(node, g) \
-                or self.matmul_template(node, g) or self.unary_template(node, g) \
-                or self.power_template(node, g):
+        for x in kwargs.values():
+            self.mark(x)
+        if self.may_template(node) and (
+                self.array_template(node, g) or self.sum_template(node, g)
+                or self.matmul_template(node, g) or self.unary_template(node, g)
+                or self.power_template(node, g)):
             return
         if (rule.joint is not None and self.joint_rule(node, g, rule)) or \
                 (rule.scatter is not None and self.scatter_rule(node, g, rule)):
