@@ -84,7 +84,7 @@ def templates_and_operands(text: str) -> tuple:
     ``operands`` gives for it)."""
     pieces = _SPLIT.split(text)                   # text, operand, text, operand, ..., text
     shapes = "\x00".join(pieces[0::2]).split("\n")
-    offsets = [0, *itertools.accumulate(shape.count("\x00") for shape in shapes)]
+    offsets = [0, *itertools.accumulate(map(str.count, shapes, itertools.repeat("\x00")))]
     return shapes, pieces[1::2], offsets
 
 

@@ -122,7 +122,7 @@ class Run(Sums):
                 pieces = name
             self.packed[key] = pieces
             return pieces, True
-        types = {self.ctx.recorded_type(x) for x in seq}
+        types = {*map(self.ctx.recorded_type, seq)}
         if len(types) != 1 or not types <= {None, *_FLOATS}:
             raise NotVector("packed values of several types")
         t = types.pop()
@@ -219,7 +219,7 @@ class Run(Sums):
         return d
 
     def element_type(self, j: int):
-        types = {self.ctx.recorded_type(x) for x in self.targets[j]}
+        types = {*map(self.ctx.recorded_type, self.targets[j])}
         if len(types) != 1:
             raise NotVector("targets of several types")
         t = types.pop()
@@ -239,7 +239,7 @@ class Run(Sums):
         src, keys = self.column(j, src_ph), self.column(j, key_ph)
         if not all(x[0].isdigit() for x in keys) or any(x[0].isdigit() for x in src):
             raise NotVector("a read at a computed position", self.p)
-        types = {self.ctx.recorded_type(x) for x in self.targets[j]}
+        types = {*map(self.ctx.recorded_type, self.targets[j])}
         if len(types) != 1:
             raise NotVector("a read of mixed types")
         t = types.pop()

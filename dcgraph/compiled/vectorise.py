@@ -308,10 +308,9 @@ class _Context:
         """The recorded type of a value ``vK``; for an adjoint ``gK`` (``gK_P``: of item
         ``P`` of node ``K``), None when the node (item) is a real scalar (its adjoint is a
         float of either type), else the node's type (the run then refuses it)."""
-        try:
-            return self._types[name]
-        except KeyError:
-            pass
+        t = self._types.get(name, self)
+        if t is not self:
+            return t
         k, _, item = name[1:].partition("_")
         node = self.nodes[int(k)] if int(k) < len(self.nodes) else None
         if node is None:
