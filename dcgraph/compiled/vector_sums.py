@@ -21,7 +21,8 @@ FLOATS = (float, np.float64)
 
 class NotVector(Exception):
     """This run does not vectorise (it stays scalar code). ``args[1]``, when given: how many
-    lines later a run of the same groups may start (the iteration boundary)."""
+    lines later a run of the same groups may start (the iteration boundary); ``args[2]``: an
+    earlier such start to try first (``Sums.clean_cut``; 0: none)."""
 
 
 def literal(text: str):
@@ -89,12 +90,33 @@ class Sums:
                             crossing.append((j, i))
         if crossing:                     # the groups start mid-iteration: start later, at
             first = min(i for _, i in crossing)         # the first line defining one
-            shift = first if first > max(j for j, _ in crossing) else 0
-            raise NotVector("a loop-carried value that is not a sum", shift)
+            last = max(j for j, _ in crossing)
+            shift = first if first > last else 0
+            clean = self.clean_cut(last, first, links) if shift else 0
+            raise NotVector("a loop-carried value that is not a sum", shift, clean)
         for j, link in links.items():
             if link[0] == "local" and j not in self.chain_of and link[1] in self.chain_of:
                 raise NotVector("a partial sum used by another line")
         return chains
+
+    def clean_cut(self, lo: int, hi: int, links: dict) -> int:
+        """The first line ``b`` in ``lo < b <= hi`` at which a group may start without
+        separating a value of group 0 from a line that reads it (the links of chains aside:
+        they close over the groups), or 0: the likely iteration boundary, a start that puts every
+        value crossing from one group to the next (the lines ``lo`` ... ``hi``) inside one
+        group too."""
+        defined = {}
+        for i, names in self.targets.items():
+            defined.setdefault(names[0], i)
+        blocked = set()
+        for j, f in enumerate(self.forms):
+            skip = 1 if f.kind in ("expr", "read") else 0        # a target is no read
+            link = links.get(j) if j in self.chain_of else None
+            for x in self.ops[j][0][skip:]:
+                i = defined.get(x) if x[0] in "vg" else None
+                if i is not None and i < j and not (link is not None and link[1] == i):
+                    blocked.update(range(max(i, lo) + 1, min(j, hi) + 1))
+        return next((b for b in range(lo + 1, hi + 1) if b not in blocked), 0)
 
     def term(self, j: int) -> None:
         members, parts, _ = self.chains[self.chain_of[j]]

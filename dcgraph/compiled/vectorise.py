@@ -256,28 +256,46 @@ class _Context:
     def run(self, i: int, p: int, n: int, hi: int, floor: int):
         """The ``Run`` at ``i`` or, when a value crosses from one group to the next that
         is not a sum (the groups start mid-iteration), at a later start; None if neither.
-        A run is extended over the groups before it that have its lines (``earlier``) when
-        it still vectorises so (tried first: one construction instead of two)."""
-        codes = self.codes
+        After such a failure the cleanest start the failure names is tried first, then the
+        one its crossing values give (``NotVector``)."""
         for _ in range(4):
-            k = self.earlier(i, p, floor)
             try:
-                if k:
-                    try:
-                        return Run(self, i - k * p, p, n + k, len(self.runs))
-                    except NotVector:
-                        pass
-                return Run(self, i, p, n, len(self.runs))
+                return self.attempt(i, p, n, floor)
             except NotVector as exc:
                 shift = exc.args[1] if len(exc.args) > 1 else 0
+                clean = exc.args[2] if len(exc.args) > 2 else 0
                 if not 0 < shift <= p:
                     return None
-                i, block, n = i + shift, codes[i + shift:i + shift + p], 1
-                while i + (n + 1) * p <= hi and codes[i + n * p:i + (n + 1) * p] == block:
-                    n += 1
+                if 0 < clean < shift and self.groups(i + clean, p, hi) >= MIN_GROUPS:
+                    try:
+                        return self.attempt(i + clean, p, self.groups(i + clean, p, hi), floor)
+                    except NotVector:
+                        pass
+                i += shift
+                n = self.groups(i, p, hi)
                 if n < MIN_GROUPS:
                     return None
         return None
+
+    def attempt(self, i: int, p: int, n: int, floor: int):
+        """The ``Run`` of ``n`` groups at ``i``, extended over the groups before it that have
+        its lines (``earlier``) when it still vectorises so (tried first: one construction
+        instead of two); raises ``NotVector``."""
+        k = self.earlier(i, p, floor)
+        if k:
+            try:
+                return Run(self, i - k * p, p, n + k, len(self.runs))
+            except NotVector:
+                pass
+        return Run(self, i, p, n, len(self.runs))
+
+    def groups(self, i: int, p: int, hi: int) -> int:
+        """How many groups from ``i`` on (before ``hi``) have the lines of the first."""
+        codes, n = self.codes, 1
+        block = codes[i:i + p]
+        while i + (n + 1) * p <= hi and codes[i + n * p:i + (n + 1) * p] == block:
+            n += 1
+        return n
 
     @property
     def assigned(self) -> Counter:

@@ -128,3 +128,22 @@ def test_bodies_without_16_consecutive_candidate_lines_are_left_before_templatin
     assert not _may_repeat(appends) and not _may_repeat(adjoints)
     assert not _may_repeat(assigned[1:]) and _may_repeat(assigned) and _may_repeat(guards)
     assert not _may_repeat(assigned[:8] + ["    v3 = v2"] + assigned[8:])
+
+
+def test_a_run_found_mid_iteration_is_built_at_the_iteration_boundary_next(monkeypatch):
+    """Rats' unrolled outer loop is first tried from a start inside an iteration; the failure
+    names the first clean cut (no value of a group read across the cut, chains aside), so the
+    second construction is the run the pass keeps (compile time: no further attempts)."""
+    from dcgraph.compiled import vectorise as vectorise_module
+    built = []
+
+    class Counted(vector_run.Run):
+        def __init__(self, ctx, start, period, groups, number):
+            built.append((start, period, groups))
+            super().__init__(ctx, start, period, groups, number)
+
+    monkeypatch.setattr(vectorise_module, "Run", Counted)
+    text = generated(rats, rats_data())
+    forward = [b for b in built if b[1] == built[0][1]]
+    assert len(forward) == 2 and forward[1][0] - forward[0][0] < forward[0][1]
+    assert "_w0_" in text and "_w1_" in text     # both runs kept (forward and backward)
