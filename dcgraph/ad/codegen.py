@@ -45,6 +45,7 @@ class GradientCode(ArrayTemplates, JointRules, BackwardEmitter, PathCode):
         return self.gname.get(node) or f"g{self.ids[node]}"
 
     def tail(self, ret, result: str) -> tuple:
+        self.activity.activate(self.ids)          # every node, in execution order
         unit = self.unit and type(ret.value) in (float, np.float64)
         if unit:
             self.mark(ret)                        # its type is guarded: the seed is 1.0
@@ -52,7 +53,6 @@ class GradientCode(ArrayTemplates, JointRules, BackwardEmitter, PathCode):
             self.add(ret, UNIT, "scalar")
         else:
             self.add(ret, "_s", _mode(ret))       # Sweep.run seeds the returned node
-        self.activity.activate(self.ids)          # every node, in execution order
         for node, phase in reversed(self.events):
             self.backward(node, phase)
         for node in list(self.slots):             # root arguments read at positions

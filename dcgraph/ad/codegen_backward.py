@@ -56,6 +56,8 @@ class BackwardEmitter:
         return self.activity.active(node) if r is None else r
 
     def backward(self, node, phase) -> None:
+        if not self.state.get(node) and node not in self.slots:
+            return                       # no adjoint reached it (``block`` would skip it)
         t = type(node)
         if phase == DONE:
             if type(node.child.returned) is not Return:
