@@ -198,8 +198,13 @@ class PathCode:
     @staticmethod
     def known(nodes, known) -> bool:
         """Are these real or integer scalars whose runtime type is the recorded one?"""
-        return all(type(x.value) in FAST and (type(u) is Constant or u in known)
-                   for x in nodes for u in (unalias(x),))
+        for x in nodes:
+            if type(x.value) not in FAST:
+                return False
+            u = x if type(x) is PrimitiveCall else unalias(x)
+            if type(u) is not Constant and u not in known:
+                return False
+        return True
 
     # -- forward -------------------------------------------------------------------------
     def forward(self, node, phase) -> list:
@@ -272,9 +277,11 @@ class PathCode:
         """A callable looked up by a global name (``helper(x)``, ``len(x)``) must still be the
         one the name gives: a rebinding (a redefined function in a notebook) re-traces."""
         name = getattr(node, "via", None)
+        if type(name) is not str:
+            return []
         owner = getattr(node.tape.fn, "__func__", node.tape.fn) if node.tape is not None else None
         scope = getattr(owner, "__globals__", None)
-        if type(name) is not str or scope is None or (id(scope), name, id(node.fn)) in self.seen:
+        if scope is None or (id(scope), name, id(node.fn)) in self.seen:
             return []
         self.seen[id(scope), name, id(node.fn)] = None
         fallback = scope.get("__builtins__", builtins.__dict__)
@@ -311,7 +318,7 @@ class PathCode:
             self.folded.add(it)
             self.val[node] = repr(node.value) if node.value >= 0 else f"({node.value!r})"
             return guard
-        item = tuple_item(node)
+        item = tuple_item(node) if fn is operator.getitem else None
         if item is not None and unalias(node.args[0]) not in self.made:
             self.alias(node, item)            # unpacking a tuple built on the path
             return []
