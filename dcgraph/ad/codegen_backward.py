@@ -200,7 +200,7 @@ class BackwardEmitter:
     def pull(self, node, g) -> None:
         """Pull ``g`` back through a primitive along the path ``Sweep.sweep`` takes."""
         fn, args, kwargs = node.fn, node.args, node.kwargs
-        if literal_list(node):
+        if fn is list.extend and literal_list(node):
             return                       # constants into a fresh list: nothing flows back
         rule = lookup(fn) or (lookup(fn) if load_deferred() else None)
         if rule is None:
@@ -220,7 +220,8 @@ class BackwardEmitter:
         if (rule.joint is not None and self.joint_rule(node, g, rule)) or \
                 (rule.scatter is not None and self.scatter_rule(node, g, rule)):
             return
-        self.materialize(node, g)
+        if node in self.bcast:
+            self.materialize(node, g)
         ans, f2, f1 = self.v(node), rule.fast2, rule.fast1
         vals = [self.v(x) for x in args]
         if f2 is not None and len(args) == 2 and not kwargs and \

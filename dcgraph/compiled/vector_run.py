@@ -22,6 +22,7 @@ from .vector_sums import literal as _literal, node_id as _node_id
 __all__ = ["Run", "NotVector"]
 
 _INT_EXACT = 1 << 53
+_FIRST = operator.itemgetter(0)
 
 
 class Run(Sums):
@@ -105,10 +106,10 @@ class Run(Sums):
             if i in self.chain_of or i not in self.vec or self.vec[i][2] == "objects":
                 raise NotVector("a chain's partial sum or a list used in arithmetic")
             return self.vec[i][:2]
-        if any(x in self.defined for x in seq):
+        if not self.defined.isdisjoint(seq):
             raise NotVector("a value of the run used across groups")
         first = seq[0]
-        if all(x == first for x in seq):
+        if seq.count(first) == len(seq):
             self.guard_type(first, self.code_for(j))
             return first, False
         key = tuple(seq)
@@ -171,7 +172,7 @@ class Run(Sums):
 
     def literal(self, j: int, ph: str):
         seq = self.column(j, ph)
-        if all(x == seq[0] for x in seq):
+        if seq.count(seq[0]) == len(seq):
             return seq[0], False
         values = [_literal(x) for x in seq]
         if any(type(v) is int and abs(v) >= _INT_EXACT for v in values):
@@ -184,7 +185,7 @@ class Run(Sums):
         t = type(node)
         if t is ast.Name:
             seq = self.column(j, node.id)
-            numbers = sum(x[0].isdigit() for x in seq)
+            numbers = sum(map(str.isdigit, map(_FIRST, seq)))   # literals
             if numbers == len(seq):
                 return self.literal(j, node.id)
             if numbers:                  # a literal in the first groups (before a loop)
@@ -297,7 +298,7 @@ class Run(Sums):
                         raise NotVector("a type guard that fails")
                     if self.forms[i].kind == "read":
                         self.read_codes.setdefault(i, code)
-                elif all(x == seq[0] for x in seq) and seq[0] not in self.defined:
+                elif seq.count(seq[0]) == len(seq) and seq[0] not in self.defined:
                     self.head.append(f"if _type({seq[0]}) is not "
                                      f"{self.ctx.bind(f.extra, '_vk_t')}: raise _GF({code})")
                 else:
