@@ -57,13 +57,22 @@ class ArrayTemplates(ArrayForms):
                                            # a filled array
         self.dense: set = set()            # nodes whose adjoint is an ndarray (or None)
         self.fresh: set = set()            # ... an array made in the call, shared with nothing
-        uses: dict = {}
-        for node in tape.walk():
-            for x in node.inputs:
-                uses[x] = uses.get(x, 0) + 1
-        ret = tape.returned.inputs[0] if tape.returned is not None else None
-        uses[ret] = uses.get(ret, 0) + 1
-        self.uses = uses
+        self._uses = None
+
+    @property
+    def uses(self) -> dict:
+        """Node -> how many nodes of the path take it as an input (counted when first asked:
+        only the sum template does)."""
+        if self._uses is None:
+            uses: dict = {}
+            for node in self.tape.walk():
+                for x in node.inputs:
+                    uses[x] = uses.get(x, 0) + 1
+            tape = self.tape
+            ret = tape.returned.inputs[0] if tape.returned is not None else None
+            uses[ret] = uses.get(ret, 0) + 1
+            self._uses = uses
+        return self._uses
 
     # -- what is known about shapes ------------------------------------------------------------
     def know_shape(self, x) -> None:
@@ -100,16 +109,16 @@ class ArrayTemplates(ArrayForms):
         a known array at literal positions, sums of known arrays, and ufuncs and arithmetic
         on float64 scalars of known types (their result is a float64 scalar)."""
         known, ids = self.known_shapes, self.ids
-        changed = True
-        while changed:                        # a monotone fixpoint: in execution order,
-            changed = False                   # inputs come first (usually one pass more)
-            todo = [u for u in self.relevant if type(u) is PrimitiveCall
+        grew = True
+        while grew:                           # a monotone fixpoint. In execution order what
+            size = len(self.relevant)         # a node's test reads (its inputs' nodes, the
+            todo = [u for u in self.relevant if type(u) is PrimitiveCall   # items of tuples)
                     and u not in self.implied and not u.kwargs and u.fn_node is None]
-            todo.sort(key=lambda u: ids.get(u, -1))
-            for u in todo:
-                if self._implied_type(u, known):
+            todo.sort(key=lambda u: ids.get(u, -1))      # is decided before it: one pass
+            for u in todo:                    # suffices unless a test made more nodes
+                if self._implied_type(u, known):          # relevant
                     self.implied.add(u)
-                    changed = True
+            grew = len(self.relevant) != size
 
     def _implied_type(self, u, known) -> bool:
         fn, args, value = u.fn, u.args, u.value
