@@ -208,8 +208,9 @@ class BackwardEmitter:
         if node.mutates is not None:     # a list built on the path grew
             self.grown(node, g, rule)
             return
+        relevant = self.relevant          # ``mark`` of each argument, inline (hot)
         for x in args:
-            self.mark(x)
+            relevant.add(x if type(x) is PrimitiveCall else unalias(x))
         for x in kwargs.values():
             self.mark(x)
         if self.may_template(node) and (
@@ -226,15 +227,15 @@ class BackwardEmitter:
         vals = [self.v(x) for x in args]
         if f2 is not None and len(args) == 2 and not kwargs and \
                 type(args[0].value) in _FAST and type(args[1].value) in _FAST:
-            reals = self.reals(node, vals, ans)
+            reals = self.reals(node, vals, ans) if g == UNIT else ()   # read for UNIT only
             for i, x in enumerate(args):
                 if type(x.value) in SCALARS and type(x) is not Constant:
                     self.add(x, self.vjp_text(f2[i], g, ans, vals, reals), "scalar")
             return
         if f1 is not None and len(args) == 1 and not kwargs and \
                 type(args[0].value) in SCALARS and type(args[0]) is not Constant:
-            self.add(args[0], self.vjp_text(f1, g, ans, vals, self.reals(node, vals, ans)),
-                     "scalar")
+            reals = self.reals(node, vals, ans) if g == UNIT else ()
+            self.add(args[0], self.vjp_text(f1, g, ans, vals, reals), "scalar")
             return
         if type(node.value) is np.ndarray and (rule.vjps is not None or not rule.sparse) \
                 and node not in self.dense:
