@@ -147,18 +147,24 @@ class PathCode:
                 stack.pop()
                 if calls and len(stack) == len(calls):
                     self.events.append((calls.pop(), DONE))
-        chunks = [self.forward(node, phase) for node, phase in self.events]
+        written, ends = [], []           # every event's lines, one list (few live objects)
+        for node, phase in self.events:
+            written += self.forward(node, phase)
+            ends.append(len(written))
         closing = [line for make in self.closing for line in make()]
         ret = self.tape.returned.inputs[0]
         result = self.v(ret)
         tail, out = self.tail(ret, result)
-        lines, known, guarded = [], set(), set()
-        for (node, phase), chunk in zip(self.events, chunks):
+        lines, known, guarded, start = [], set(), set(), 0
+        for (node, phase), end in zip(self.events, ends):
             if node in self.callee_guard and self.guards_callee(node):
-                chunk = [self.callee_guard[node]] + chunk
+                lines.append(self.callee_guard[node])
+                lines += written[start:end]
             elif node in self.inplace and self.known(node.args, known):
-                chunk = [self.inplace[node]]      # ``a += b`` is ``a + b`` on scalars
-            lines += chunk
+                lines.append(self.inplace[node])  # ``a += b`` is ``a + b`` on scalars
+            elif end > start:
+                lines += written[start:end]
+            start = end
             if phase == NODE and type(node) is PrimitiveCall and node not in self.made \
                     and node.mutates is None and not self.stable(node, known):
                 if node not in self.relevant or node in self.implied:

@@ -58,16 +58,17 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
     lines = _without_dead_ranges(lines, ns)
     if not _may_repeat(lines):
         return lines
-    units = _units(lines)
-    ctx = _Context(units, ns, nodes, lines)
-    pieces = ctx.scan(0, len(units), MAX_PERIOD)
+    bounds = _units(lines)
+    ctx = _Context(bounds, ns, nodes, lines)
+    pieces = ctx.scan(0, len(bounds) - 1, MAX_PERIOD)
     if not ctx.runs:
         return lines
     covered = set()                              # units a run's code replaces
     for run in ctx.runs:
         covered.update(range(run.s, run.s + run.p * run.n))
     uses = Counter(_NAME.findall("\n".join(     # name -> occurrences in the new body
-        line for i, unit in enumerate(units) if i not in covered for line in unit)))
+        line for i in range(len(bounds) - 1) if i not in covered
+        for line in lines[bounds[i]:bounds[i + 1]])))
     owns = {}
     for run in ctx.runs:
         owns[id(run)] = own = Counter(_NAME.findall(run.code()))
@@ -79,7 +80,7 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
             out += piece.lines
             out += piece.unpack(lambda name: uses[name] > own[name])
         else:
-            out += units[piece]
+            out += lines[bounds[piece]:bounds[piece + 1]]
     return out
 
 
@@ -150,21 +151,20 @@ def _digit_trie(words: list) -> str:
 
 
 def _units(lines: list) -> list:
-    """Lines grouped into statements (a compound statement with its indented body)."""
-    units = []
-    for line in lines:
-        if line[:1] == " " and units:
-            units[-1].append(line)
-        else:
-            units.append([line])
-    return units
+    """Where the statements of ``lines`` start (a compound statement with its indented body
+    is one), then ``len(lines)``: unit ``u`` is ``lines[bounds[u]:bounds[u + 1]]``."""
+    bounds = [i for i, line in enumerate(lines) if line[:1] != " "]
+    if lines and (not bounds or bounds[0]):
+        bounds.insert(0, 0)
+    bounds.append(len(lines))
+    return bounds
 
 
 class _Context:
     """The units of one function body, their templates, and the runs found so far."""
 
-    def __init__(self, units, ns, nodes, lines):
-        self.units, self.ns, self.nodes = units, ns, nodes
+    def __init__(self, bounds, ns, nodes, lines):
+        self.ns, self.nodes = ns, nodes
         self.runs: list = []
         self.vectors: dict = {}              # name -> (array expression, position)
         self.forms: dict = {}
@@ -176,21 +176,20 @@ class _Context:
         shapes, self._flat, self._offsets = templates_and_operands(body)
         self._shapes, self._lines = shapes, lines
         codes = {}
-        at = 0                               # the line each unit starts at
-        for i, unit in enumerate(units):
-            at += len(unit)
-            if len(unit) > 1:
+        for i in range(len(bounds) - 1):     # unit i: lines bounds[i] ... bounds[i + 1] - 1
+            at = bounds[i]
+            if bounds[i + 1] - at > 1:
                 self.codes.append(-1 - i)
                 self.operands.append(())
                 continue
-            template = shapes[at - 1]
+            template = shapes[at]
             code = codes.get(template)
             if code is None:
                 f = form(template, ns)
                 code = codes[template] = len(codes) if f is not None else -1
                 self.forms[code] = f
             self.codes.append(code if code >= 0 else -1 - i)
-            self.operands.append(at - 1)         # its line: operands when a run reads it
+            self.operands.append(at)             # its line: operands when a run reads it
         self.positions: dict = {}
         self.barriers = []                   # lines no run contains, in order
         for i, c in enumerate(self.codes):
