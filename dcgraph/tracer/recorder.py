@@ -26,7 +26,7 @@ import weakref
 from .classes import traced_target
 from .headroom import with_room
 from .inline_calls import substitution_ended
-from .operator_guards import GUARDING, guards_operators, sees_operators
+from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "entry_pair", "Missing"]
@@ -67,6 +67,7 @@ _DROPPED = collections.deque(maxlen=0)     # a log that keeps nothing
 
 CO_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _PRIMITIVE = object()   # memo value: the callable runs as it is
+_FUNCTION = types.FunctionType
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
                         # extension types have none: their construction and calls run in C)
 # callables that are always primitive (functions and methods written in C)
@@ -119,20 +120,30 @@ class Level:
         frame can call through it wherever it could call untraced (``headroom``)."""
         self.log.append(f)
         kind = type(f)
-        if kind in _BUILTIN_CALLABLES:
-            return f                     # always primitive; bound ones are new objects per call
         func = f
-        if kind is types.FunctionType:
+        if kind is _FUNCTION:            # first: the traced path most calls take
             entry = self.memo_get(f)
+            if type(entry) is tuple:     # traced: (f, copy, code); memoised under f itself
+                copy = entry[1]
+                if entry[2] is f.__code__ and copy.__defaults__ is f.__defaults__ \
+                        and copy.__kwdefaults__ is f.__kwdefaults__:
+                    child = self.child
+                    if child is not None:
+                        self.run.pending = child.pair   # taken by the copy's prologue
+                        return copy
+            elif entry is f:
+                return f                 # a primitive
+        elif kind in _BUILTIN_CALLABLES:
+            return f                     # always primitive; bound ones are new objects per call
         elif kind is types.MethodType:   # a new object per call: the memo holds its function
             func = f.__func__
-            entry = self.memo_get(func if type(func) is types.FunctionType else id(func))
+            entry = self.memo_get(func if type(func) is _FUNCTION else id(func))
             if entry is func:
                 return f
         else:
             entry = self.memo_get(id(f))
-        if entry is f:
-            return f                     # a primitive
+            if entry is f:
+                return f                 # a primitive
         run = self.run
         child = self.child
         if child is None:                # Level(run, depth + 1), spelled out: no deeper frame
@@ -208,11 +219,16 @@ class Run:
                 True, log, log.logged, None
         shared = self.shared_memo = {} if not ctx.depth_dependent else None
         kind = self.level_class = SubstitutingLevel if ctx.substitutes() else Level
-        root = kind(self, 0)                        # the root's, always needed
+        root = _new(kind)               # the root's level, always needed: Level(self, 0)
+        root.run, root.depth, root.child_depth, root.child = self, 0, 1, None
+        root.memo = memo = shared if shared is not None else {}
+        root.memo_get, root.log, root.append = memo.get, self.log, self.log_append
+        root.hook_method = hook = root.hook
+        root.pair = self.pending = (self.log_append, hook)  # the root frame's (append, hook)
+        root.bound = _UNBOUND
         self.levels: list[Level] = [root]
         if shared is not None and kind is Level:
             root.child = root           # no answer depends on the depth: one level
-        self.pending = root.pair        # the root frame's (append, hook)
         # ``unsupported``: code -> reason it was not instrumented. Generator frame objects
         # (the log holds them anyway; hashed by identity, and no ``id`` call, which 3.11
         # counts against the recursion limit: ``headroom``): ``generators``, frame -> the
@@ -249,9 +265,12 @@ class Run:
         self.pending = _Idle.pending
         self.levels.clear()
         self.shared_memo = None         # the memo keeps the callables it saw alive
-        self.constructors = {} if not self.summary else None
-        self.dispatch = {}
-        self.reached = {} if not self.summary else None
+        if self.constructors:           # (so do these: emptied when they hold anything)
+            self.constructors = {}
+        if self.dispatch:
+            self.dispatch = {}
+        if self.reached:
+            self.reached = {}
 
     def guard_operators(self) -> None:
         """From now on, calls run the guarded variant of their code (``instrument.guards``)
@@ -264,6 +283,12 @@ class Run:
             for level in self.levels:
                 level.memo.clear()
 
+    def remember_root(self, fn: types.FunctionType, traced) -> None:
+        """The root ``fn`` runs as ``traced``: calls of ``fn`` inside the run (a recursion)
+        take the same copy without deciding again, where no answer depends on the depth."""
+        if self.shared_memo is not None and (not self.summary or _long_lived(fn)):
+            self.shared_memo[fn] = (fn, traced, fn.__code__)     # as ``_remember`` does
+
     def level(self, depth: int) -> Level:
         levels = self.levels
         while len(levels) <= depth:
@@ -275,6 +300,11 @@ class Run:
         """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""
         if self.closed:
             return f                     # a generator of this run resumed after it ended
+        if type(f) is types.MethodType and type(f.__func__) is not _FUNCTION \
+                and plain_c_method(f):   # a C object's C method (``rng.random``): decided
+            if not self.summary or _long_lived(f.__func__):     # once per pair of types
+                _remember(level.memo, f.__func__, _PRIMITIVE)
+            return f
         target = f.__func__ if type(f) is types.MethodType else f
         if target is not f and not self.operators and sees_operators(f, self.ctx):
             self.guard_operators()              # a method of an object with operators
