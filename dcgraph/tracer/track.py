@@ -12,7 +12,7 @@ from .instrument.versions import check_supported
 from .operator_guards import operator_arguments
 from .operator_reach import CLEAR_TYPES
 from .inline_calls import substitution_started
-from .recorder import CO_RESUMABLE, EntryMark, Level, Run
+from .recorder import EntryMark, Level, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .screen import screen
@@ -86,12 +86,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     if walk and operator_arguments(args, kwargs, run.ctx, f, run.reached):
         run.guard_operators()
     target = f.__func__ if kind is MethodType else f
-    traced = None
-    if type(target) is FunctionType and not target.__code__.co_flags & CO_RESUMABLE \
-            and not run.ctx.is_primitive(target, 0):    # such a root runs after track
-        traced = run.instrumented_function(target)
-        if traced is not None:
-            run.remember_root(target, traced)   # its calls inside the run find it decided
+    traced = run.root(target)
     call = f
     if traced is not None:
         call = traced if target is f else MethodType(traced, f.__self__)
@@ -105,7 +100,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         widened(run, frames + _HOOK_FRAMES)     # inside: narrowed whatever happens
         if run.level_class is not Level:
             substitution_started(run)           # ended by ``run.close``
-        result = call(*args, **kwargs)
+        result = call(*args, **kwargs) if kwargs else call(*args)   # (no dict made)
     except BaseException as exc:
         if filters is not None:
             filters.restore()
