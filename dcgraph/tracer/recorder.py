@@ -297,18 +297,20 @@ class Run:
             self.guard_operators()
         copy = instrumented_copy(target, self.unsupported, self.operators)
         if copy is not None and self.shared_memo is not None and (
-                not self.summary or _long_lived(target)):
-            _remember(self.shared_memo, target, copy)
+                not self.summary or _long_lived(target)):        # ``_remember``, spelled out
+            self.shared_memo[target] = (target, copy, target.__code__, copy.__defaults__,
+                                        copy.__kwdefaults__)
         return copy
 
     def decide(self, f, level: Level):
         """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""
         if self.closed:
             return f                     # a generator of this run resumed after it ended
-        if type(f) is types.MethodType and type(f.__func__) is not _FUNCTION \
+        if type(f) is _METHOD and type(f.__func__) is not _FUNCTION \
                 and plain_c_method(f):   # a C object's C method (``rng.random``): decided
-            if not self.summary or _long_lived(f.__func__):     # once per pair of types
-                _remember(level.memo, f.__func__, _PRIMITIVE)
+            func = f.__func__            # once per pair of types (``_remember``, spelled out)
+            if not self.summary or _long_lived(func):
+                level.memo[id(func)] = level.c_last = func
             return f
         target = f.__func__ if type(f) is types.MethodType else f
         if target is not f and not self.operators and sees_operators(f, self.ctx):
