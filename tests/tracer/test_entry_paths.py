@@ -3,6 +3,7 @@ decision memoised for its recursive calls, C methods of C objects decided once p
 classes (``operator_guards.plain_c_method``), no reach walk for arguments of clear types
 (``operator_reach.CLEAR_TYPES``), the tables a run makes on first use."""
 import importlib
+import sys
 import types
 
 import numpy as np
@@ -26,7 +27,7 @@ def countdown(n):
 
 
 L = geom.__code__.co_firstlineno + 1
-GEOM_SEED_1 = f"""\
+_GEOM_HEAD = f"""\
 @0: Argument n = 0
 @1: Argument beta = 0.5
 @2: Argument rng = Generator(PCG64)
@@ -46,12 +47,19 @@ GEOM_SEED_1 = f"""\
         @2: Argument rng = Generator(PCG64)
         @3: [L{L}] @2.random() = 0.1442
         @4: goto §1 since @3 < @1 == True
+"""
+# the conditional expression's value reaches ``RETURN_VALUE`` through a phi on 3.11; from 3.12
+# each arm returns on its own
+GEOM_SEED_1 = _GEOM_HEAD + ("""\
         @5: φ stack[0] = @0 (from §1)
         @6: return @5 = 2
     @7: φ stack[0] = @6 (from §2)
     @8: return @7 = 2
 @7: φ stack[0] = @6 (from §2)
-@8: return @7 = 2"""
+@8: return @7 = 2""" if sys.version_info < (3, 12) else """\
+        @5: return @0 = 2
+    @7: return @6 = 2
+@7: return @6 = 2""")
 
 
 def _geom_tape(**kwargs):
