@@ -229,13 +229,14 @@ class Run:
         self.levels: list[Level] = [root]
         if shared is not None and kind is Level:
             root.child = root           # no answer depends on the depth: one level
-        # ``unsupported``: code -> reason it was not instrumented. Made on first use (None
-        # until then: most runs need none; a dict display, no call): generator frame objects
-        # (the log holds them anyway; hashed by identity, and no ``id`` call, which 3.11
-        # counts against the recursion limit: ``headroom``): ``generators``, frame -> the
-        # (append, hook) of its level, made here; ``live_generators``, frame -> None, started
-        # here and logging. ``dispatch``: per class (or pair), ``operators``' decisions.
-        # ``constructors`` (``constructors()``): class -> its constructor.
+        # ``unsupported``: code -> reason it was not instrumented. The other tables are made
+        # on first use (None until then, as most runs need none; made by a dict display, no
+        # call). Generator frame objects (the log holds them anyway; hashed by identity, and
+        # no ``id`` call, which 3.11 counts against the recursion limit: ``headroom``):
+        # ``generators``, frame -> the (append, hook) of its level, made here;
+        # ``live_generators``, frame -> None, started here and logging. ``dispatch``: per
+        # class (or pair), ``operators``' decisions. ``constructors``: see
+        # ``constructor_table``.
         self.unsupported = {}
         self.generators = self.live_generators = self.dispatch = self.constructors = None
         self.closed = False
