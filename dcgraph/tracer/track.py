@@ -12,7 +12,7 @@ from .instrument.versions import check_supported
 from .operator_guards import operator_arguments
 from .operator_reach import CLEAR_TYPES
 from .inline_calls import substitution_started
-from .recorder import EntryMark, Level, Run
+from .recorder import EntryMark, Level, Missing, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .screen import screen
@@ -181,7 +181,13 @@ def _replay_into(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> 
         return
     replay.pos += 1
     frame = Frame(replay, first.info, tape)
-    frame.enter(None, None)
+    try:
+        frame.enter(None, None)
+    except Missing:                # interrupted in the root's prologue (a KeyboardInterrupt)
+        replay.pending_raises.append(tape.append(Raise((), None)))   # before its arguments
+        tape.raised = True
+        replay.finish(tape)
+        return
     frame.run()
     replay.finish(tape)
     if run.ctx.annotates():

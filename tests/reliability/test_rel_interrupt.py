@@ -66,3 +66,19 @@ def test_interrupted_runs_leave_tapes_that_lint(trials):
         signal.signal(signal.SIGALRM, previous)
     assert linted >= trials * 2 // 3   # some interrupts land in track itself, before a tape
     assert sys.getrecursionlimit() == limit    # wherever they land (``tracer.headroom``)
+
+
+def test_an_interrupt_in_the_roots_prologue_leaves_a_tape_that_lints():
+    """The root's prologue logs its entry mark, then its arguments: an interrupt between the
+    two (seen under load with the timer above) leaves a log with the mark alone. The replay
+    ends the root with a Raise of that exception and no Argument nodes."""
+    _, tape = dcgraph.track(square, 3.0)
+    build = tape._build                        # the lazy build, bound to the run's outcome
+    run, f, args, kwargs = build.__self__[:4]
+    del run.log[1:]                            # the entry mark alone, as if interrupted there
+    exc = KeyboardInterrupt()
+    tape._build = type(build)(build.__func__, (run, f, args, kwargs, exc, None, True))
+    tape.result, tape.raised = exc, True
+    tape.lint()
+    assert [type(n).__name__ for n in tape.nodes] == ["Raise"]
+    assert tape.nodes[0].value is exc and tape.raised
