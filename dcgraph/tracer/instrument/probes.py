@@ -12,6 +12,7 @@ from ..recorder import _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import delegated
 from ..inline_calls import INLINE_PRIMITIVES
+from ..events import CALL_MARK
 from .versions import opcode_table
 
 if TYPE_CHECKING:
@@ -41,29 +42,34 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
     """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
     type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged) is
     instead logged with ``append`` and kept, without a Python call. ``expected``: the C
-    callable the site's callee load gave when instrumented; when the callable *is* it, a
-    non-empty ``INLINE_PRIMITIVES`` (no substituting run active) is the whole test."""
-    seq = [Instr("SWAP", below + 1, location=loc)] if below else []
-    slow, done, fast, typed = Label(), Label(), Label(), Label()
-    if not ops.INLINE_CALL_SITES:       # every call through the hook (see the version table)
-        seq += _call_hook(depth, loc)
-        return seq + [Instr("SWAP", below + 1, location=loc)] if below else seq
-    if expected is not None:
-        seq += [Instr("COPY", 1, location=loc), Instr("LOAD_CONST", expected, location=loc),
-                Instr("IS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], typed, location=loc),
+    callable the site's callee load gave when instrumented (``CodeInfo.expected``); when the
+    callable *is* it and ``INLINE_PRIMITIVES`` is non-empty (no substituting run active), the
+    site logs nothing (the replay knows the callable); otherwise it logs ``CALL_MARK`` first,
+    then decides as any site.
+
+    Layout (every version): no jump target directly follows the hook's call (3.12.1's
+    ``sys.settrace`` reports a line event at a jump target reached by falling through from a
+    call of Python code; ``py312``), so the slow path jumps over the inline one."""
+    fast, join, done = Label(), Label(), Label()
+    seq = []
+    if expected is not None:            # [callable, <below>] tested where it lies
+        other = Label()
+        seq += [Instr("COPY", below + 1, location=loc), Instr("LOAD_CONST", expected, location=loc),
+                Instr("IS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], other, location=loc),
                 Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
                 *[Instr(name, location=loc) for name in ops.GUARD_SWITCH_TEST],
-                Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
-                Instr("JUMP_FORWARD", fast, location=loc), typed]
-    seq += [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
-            Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
-            Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
-            fast]
-    seq += log(depth, [Instr("COPY", 3, location=loc)], loc)
-    seq += [Instr("JUMP_FORWARD", done, location=loc), slow, *_call_hook(depth, loc), done]
+                Instr(ops.GUARD_JUMPS["true"], done, location=loc), other,
+                *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc)]
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
-    return seq
+    seq += [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
+            Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+            Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
+            *_call_hook(depth, loc), Instr("JUMP_FORWARD", join, location=loc), fast,
+            *log(depth, [Instr("COPY", 3, location=loc)], loc), join]
+    if below:
+        seq.append(Instr("SWAP", below + 1, location=loc))
+    return seq + [done]
 
 
 def _call_hook(depth: int, loc) -> list:

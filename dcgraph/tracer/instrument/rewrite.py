@@ -79,6 +79,9 @@ class CodeInfo:
         self.land_mark = LandMark(self) if self.generator else None
         self.guarded = False             # every operator site guarded (``instrument.guards``)
         self.switched: set = set()       # else: the sites that test the switch first
+        # call index -> the C callable the site expects: when it is the callable (and no
+        # substituting run is active) the site logs nothing, else a ``CallMark`` first
+        self.expected: dict = {}
 
     def __repr__(self):
         return f"<CodeInfo {self.code.co_qualname}{' (unsupported)' if self.error else ''}>"
@@ -124,7 +127,8 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         _plan(info, s)
         if not guarded and ops.GUARDED_OPERATORS:
             info.switched = switch_sites(s, scope)
-        out = _emit(info, s, bc, static_callees(s, scope, ALWAYS_PRIMITIVE))
+        info.expected = static_callees(s, scope, ALWAYS_PRIMITIVE)
+        out = _emit(info, s, bc, info.expected)
         new = Bytecode(out)
         new._copy_attr_from(bc)
         # Handler depths come from the original exception table, shifted by the hidden slots:
