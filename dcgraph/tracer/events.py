@@ -3,8 +3,9 @@
 Instrumented code appends raw events to one flat list per run (module ``recorder``): an
 ``EntryMark`` and the tuple of argument values when a traced frame starts, a ``BlockMark`` when
 a marked block is entered (a handler's mark is followed by the exception), the callable of each
-call (logged by the hook, or by the site itself: ``inline_calls``; nothing at a site whose
-callable is the one it expects, else a ``CallMark`` first), and the values of probed instructions (see ``instrument.py311``).
+call (logged by the hook or by the site itself, ``inline_calls``; nothing where it is the one
+the site expects, else a ``CallMark`` first), and the values of probed instructions (see
+``instrument.py311``).
 Traced generators add a ``MadeMark`` and the frame object when made, and a ``ResumeMark``, the
 frame object and the arguments or the value sent in when started or resumed (module
 ``generators``). The replay (module ``replay``) reads the log back, and raises ``Missing`` where

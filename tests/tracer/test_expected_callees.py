@@ -62,13 +62,13 @@ def test_a_site_calling_what_it_expects_logs_four_events_per_iteration(logs):
     assert result == sin_loop(0.3, 5)
     log = logs[-1]
     assert not any(e is math.sin or e is CALL_MARK for e in log)
-    # entry, arguments, range, its value, the iterator; per iteration the index, the product,
-    # sin's value and the sum; the loop's exit mark
-    assert len(log) == 5 + 4 * 5 + 1
+    # entry, arguments, range's value (``range``, a C class, is expected too), the iterator;
+    # per iteration the index, the product, sin's value and the sum; the loop's exit mark
+    assert len(log) == 4 + 4 * 5 + 1 and range not in log
     assert [n.value for n in tape.find(fn=math.sin)] == [math.sin(0.3 * i) for i in range(5)]
     # the same tape as with every site through the hook (each then logs CALL_MARK, the callable)
     _, hooked = _hooked(sin_loop, 0.3, 5)
-    assert sum(e is CALL_MARK for e in logs[-1]) == 5      # (range, a class, is not expected)
+    assert sum(e is CALL_MARK for e in logs[-1]) == 5 + 1        # sin and range
     assert sum(e is math.sin for e in logs[-1]) == 5
     assert str(hooked) == str(tape)
 
@@ -78,7 +78,7 @@ def test_a_substituting_run_logs_the_mark_and_the_callable(logs):
     assert result == sum(math.cos(0.3 * i) for i in range(4))
     log = logs[-1]
     marks = [k for k, e in enumerate(log) if e is CALL_MARK]
-    assert [log[k + 1] for k in marks] == [math.sin] * 4
+    assert [log[k + 1] for k in marks] == [range] + [math.sin] * 4
     assert [n.value for n in tape.find(fn=math.sin)] == [math.cos(0.3 * i) for i in range(4)]
 
 
@@ -106,6 +106,28 @@ def test_a_rebound_callee_is_logged_after_the_mark(monkeypatch, logs):
     assert result == math.cos(0.5) and logs[-1][k + 1] is math.cos
     assert [(n.fn, n.value) for n in tape.nodes if n.kind == "PrimitiveCall"] == \
         [(math.cos, math.cos(0.5))]
+
+
+def two_floats(a, b):
+    return float(a) + float(b)
+
+
+class Half(float):
+    """A class of the program's (a heap type): its construction is traced."""
+
+    def __new__(cls, x):
+        return super().__new__(cls, x / 2)
+
+
+def test_a_c_class_is_expected_and_a_rebound_one_goes_to_the_hook(monkeypatch, logs):
+    result, tape = _built(two_floats, 1, "2.5")
+    assert result == 3.5 and float not in logs[-1] and CALL_MARK not in logs[-1]
+    assert [n.value for n in tape.find(fn=float)] == [1.0, 2.5]
+    monkeypatch.setitem(two_floats.__globals__, "float", Half)
+    result, tape = _built(two_floats, 1, 5)
+    assert result == 3.0
+    assert [logs[-1][k + 1] for k, e in enumerate(logs[-1]) if e is CALL_MARK] == [Half, Half]
+    assert str(_hooked(two_floats, 1, 5)[1]) == str(tape)
 
 
 def guarded_sqrt(x):

@@ -17,7 +17,7 @@ from bytecode.instr import InstrLocation
 
 from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark
 from ..delegation import LandMark
-from ..inline_calls import ALWAYS_PRIMITIVE
+from ..inline_calls import always_primitive
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .guards import guarded_site, static_callees, switch_sites
@@ -127,7 +127,7 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         _plan(info, s)
         if not guarded and ops.GUARDED_OPERATORS:
             info.switched = switch_sites(s, scope)
-        info.expected = static_callees(s, scope, ALWAYS_PRIMITIVE)
+        info.expected = static_callees(s, scope, always_primitive)
         out = _emit(info, s, bc, info.expected)
         new = Bytecode(out)
         new._copy_attr_from(bc)
