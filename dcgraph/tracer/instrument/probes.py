@@ -13,6 +13,7 @@ from ..resumable import enter_generator, resumed
 from ..delegation import delegated
 from ..inline_calls import INLINE_PRIMITIVES
 from ..events import CALL_MARK
+from ..counted_loops import logged_items
 from .versions import opcode_table
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 ops = opcode_table()     # the running interpreter's opcode tables
 
-__all__ = ["HIDDEN", "after", "delegation", "hook_site", "landing", "log", "prologue", "push_callable",
+__all__ = ["HIDDEN", "after", "counted_iteration", "delegation", "hook_site", "landing", "log", "prologue", "push_callable",
            "resume"]
 
 HIDDEN = 2          # stack slots under the frame's own values: hook, append
@@ -70,6 +71,24 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
     return seq + [done]
+
+
+def counted_iteration(depth: int, loc) -> list:
+    """``GET_ITER`` of a counted loop (``counted_loops``; ``depth`` values, the iterable on
+    top) and its probe: when the iterable is exactly a ``range``, the plain ``GET_ITER`` and
+    its probe; else the iterator is logged and replaced by ``logged_items(iterator, append)``.
+    Stack effect: ``GET_ITER``'s."""
+    private, done = Label(), Label()
+    iterate = [Instr("GET_ITER", location=loc) for _ in range(2)]
+    return [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
+            Instr("LOAD_CONST", range, location=loc), Instr("IS_OP", 0, location=loc),
+            Instr(ops.GUARD_JUMPS["true"], private, location=loc),
+            iterate[0], *log(depth, [Instr("COPY", 3, location=loc)], loc),
+            *push_callable(logged_items, loc), Instr("COPY", 3, location=loc),
+            Instr("COPY", depth + 4, location=loc), *ops.call_instrs(2, loc),    # append
+            Instr("SWAP", 2, location=loc), Instr("POP_TOP", location=loc),
+            Instr("JUMP_FORWARD", done, location=loc),
+            private, iterate[1], *log(depth, [Instr("COPY", 3, location=loc)], loc), done]
 
 
 def _call_hook(depth: int, loc) -> list:
