@@ -13,6 +13,7 @@ import types
 
 from .instrument.semantics311 import Placeholder
 from .recorder import MARK_TYPES, EntryMark, MadeMark, Missing
+from .events import CALL_MARK
 from . import awaiting, generators
 from ..tape import Constant, NestedCall, Node, Phi, PrimitiveCall, Raise, Return, Tape
 from ..tape.nodes import append_call
@@ -69,10 +70,20 @@ class CallReplay:
     ``callee`` and node helpers (``add``, ``call``, ``mutation``, ``constant``, ``loc``)."""
 
     def do_call(self, i: int, callee, args: list, kwargs: dict) -> None:
-        """The callable was logged by the hook; a traced callee's entry mark may follow."""
+        """The callable was logged by the hook or the site, or not at all where the site's
+        callable was the one it expects (``CodeInfo.expected``; else a ``CALL_MARK`` precedes
+        it); a traced callee's entry mark may follow."""
         r = self.r
         log, pos = r.log, r.pos
-        if pos + 1 < len(log) and type(f := log[pos]) not in MARK_TYPES:
+        expected = self.info.expected
+        if expected and (f := expected.get(i)) is not None and (
+                pos >= len(log) or log[pos] is not CALL_MARK):
+            ev = log[pos] if pos < len(log) else None   # the site logged nothing: it was ``f``
+        elif expected and i in expected:
+            r.pos = pos = pos + 1        # ``CALL_MARK``: the callable follows, as at any site
+            f = r.take()
+            ev = r.peek()
+        elif pos + 1 < len(log) and type(f := log[pos]) not in MARK_TYPES:
             ev = log[pos + 1]            # ``r.take()`` and ``r.peek()``, inlined
             r.pos = pos + 1
         else:

@@ -3,7 +3,9 @@
 Instrumented code appends raw events to one flat list per run (module ``recorder``): an
 ``EntryMark`` and the tuple of argument values when a traced frame starts, a ``BlockMark`` when
 a marked block is entered (a handler's mark is followed by the exception), the callable of each
-call (logged by the hook), and the values of probed instructions (see ``instrument.py311``).
+call (logged by the hook or by the site itself, ``inline_calls``; nothing where it is the one
+the site expects, else a ``CallMark`` first), and the values of probed instructions (see
+``instrument.py311``).
 Traced generators add a ``MadeMark`` and the frame object when made, and a ``ResumeMark``, the
 frame object and the arguments or the value sent in when started or resumed (module
 ``generators``). The replay (module ``replay``) reads the log back, and raises ``Missing`` where
@@ -11,7 +13,8 @@ an expected event is absent.
 """
 from __future__ import annotations
 
-__all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "MARK_TYPES", "Missing"]
+__all__ = ["BlockMark", "CALL_MARK", "CallMark", "EntryMark", "MadeMark", "ResumeMark",
+           "MARK_TYPES", "Missing"]
 
 
 class BlockMark:
@@ -64,9 +67,23 @@ class MadeMark:
         return f"<made {self.info.code.co_qualname}>"
 
 
+class CallMark:
+    """Logged by a call site that logs nothing when its callable is the one its code expects
+    (``CodeInfo.expected``: the C callable its callee load gave when instrumented, while no
+    substituting run is active): the callable is another one, or goes to the hook, and is
+    logged next as at any site. One instance, ``CALL_MARK``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<call mark>"
+
+
+CALL_MARK = CallMark()
+
 from .delegation import LandMark, RelayMark  # noqa: E402  (``yield from``'s marks)
 
-MARK_TYPES = (BlockMark, EntryMark, ResumeMark, MadeMark, LandMark, RelayMark)
+MARK_TYPES = (BlockMark, EntryMark, ResumeMark, MadeMark, LandMark, RelayMark, CallMark)
 
 
 class Missing(Exception):

@@ -7,10 +7,16 @@ the instrumented call site does the same inline: it tests ``type(callable) in
 INLINE_PRIMITIVES``, and when it is, logs the callable with the frame's ``append`` and keeps
 it (``instrument.probes.hook_site``). The log is what the hook would have written.
 
+A site whose callee load gave such a callable (or a class written in C: ``always_primitive``)
+when the code was instrumented expects it (``CodeInfo.expected``): when the callable *is* it,
+the site logs nothing at all (the replay knows the callable from the code); else it logs a
+``CallMark`` and then decides as above, so the replay reads the callable after the mark.
+
 The one exception to "always returned unchanged" is a context that substitutes callables
 (``Context.substitute``, asked for every call): while any run with such a context is active
-(in any thread) ``INLINE_PRIMITIVES`` is empty, so every site calls the hook; the last such
-run to end fills it again. Counted and locked, like ``headroom``.
+(in any thread) ``INLINE_PRIMITIVES`` is empty, so every site calls the hook (an expecting
+site after its mark); the last such run to end fills it again. Counted and locked, like
+``headroom``.
 """
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ import types
 
 import numpy as np
 
-__all__ = ["ALWAYS_PRIMITIVE", "INLINE_PRIMITIVES", "substitution_started",
+__all__ = ["ALWAYS_PRIMITIVE", "INLINE_PRIMITIVES", "always_primitive", "substitution_started",
            "substitution_ended"]
 
 # callables whose decision is "primitive" whatever the context: C functions and methods
@@ -31,6 +37,16 @@ ALWAYS_PRIMITIVE = frozenset({types.BuiltinFunctionType, types.MethodWrapperType
 # what the call sites test (a set, identity-keyed as a constant: ``bytecode`` cannot marshal
 # types, so it never merges it with another constant); empty while a substituting run is active
 INLINE_PRIMITIVES: set = set(ALWAYS_PRIMITIVE)
+_HEAPTYPE = 1 << 9
+
+
+def always_primitive(value) -> bool:
+    """Does the hook return ``value`` unchanged whatever the context (but a substituting one)?
+    A callable of a type in ``ALWAYS_PRIMITIVE``, or a class written in C (``range``, ``float``,
+    ``np.ndarray``: exactly of type ``type``, not a heap type; ``Run.decide`` traces only heap
+    types' constructors). What a call site may expect (``CodeInfo.expected``), by identity."""
+    t = type(value)
+    return t in ALWAYS_PRIMITIVE or t is type and not value.__flags__ & _HEAPTYPE
 
 
 class _Substituting:

@@ -6,7 +6,8 @@ replaces each value as it is logged by what the views need of it, a ``Summary`` 
 dtype, a short repr), and holds no reference to it:
 
 - atoms (None, bool, int, float, complex, str up to 200 characters) are kept as they are:
-  they have no finalizers and no weak references, so keeping them changes no lifetime;
+  they have no finalizers and no weak references, so keeping them changes no lifetime; so are
+  ranges (three ints; the replay counts a ``for`` loop's items from them, ``counted_loops``);
 - long-lived callables (builtins, module-level functions without a closure, ufuncs, method
   descriptors, builtin types, modules) are kept: the replay needs what they are;
 - tuples are rebuilt of their items' summaries (the probes log tuples of several values);
@@ -38,7 +39,7 @@ _ATOMS = frozenset({type(None), bool, int, float, complex, type(Ellipsis), type(
 # logged as they are (a set: ``in`` a tuple compares, a call 3.11 counts; ``Attempt``: how an
 # operator method gets its operands)
 _MARKS = frozenset(MARK_TYPES)
-_AS_LOGGED = _ATOMS | _MARKS | {Attempt}
+_AS_LOGGED = _ATOMS | _MARKS | {Attempt, range}   # a range: its ints (``counted_loops``)
 _NUMPY_SCALARS = (np.number, np.bool_)
 # types whose repr is short and calls no user code
 _OWN_REPR = frozenset({range, slice, np.dtype, type, types.CodeType, types.CellType})

@@ -82,10 +82,10 @@ def _callee_definitions(s: Structure) -> tuple[dict, dict]:
     return uses, callees
 
 
-def static_callees(s: Structure, scope: dict | None, kinds: frozenset) -> dict:
+def static_callees(s: Structure, scope: dict | None, kind) -> dict:
     """call index -> the callable its callee load gives when the code is instrumented (a
     global, or an attribute of a module global), for the calls whose every definition of the
-    callable resolves to one object whose type is in ``kinds``, owned by no instance (a
+    callable resolves to one object for which ``kind(value)`` is true, owned by no instance (a
     function of a module or builtin, an unbound descriptor, a ufunc: the code may keep it).
     Only a guess: the call site still tests the callable's identity when it runs."""
     if scope is None:
@@ -97,7 +97,7 @@ def static_callees(s: Structure, scope: dict | None, kinds: frozenset) -> dict:
         if len(values) != 1:
             continue
         value = next(iter(values.values()))
-        if value is _MISSING or type(value) not in kinds:
+        if value is _MISSING or not kind(value):
             continue
         owner = getattr(value, "__self__", None) if type(value) is types.BuiltinFunctionType \
             else None

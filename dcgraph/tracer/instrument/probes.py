@@ -12,6 +12,8 @@ from ..recorder import _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import delegated
 from ..inline_calls import INLINE_PRIMITIVES
+from ..events import CALL_MARK
+from ..counted_loops import logged_items
 from .versions import opcode_table
 
 if TYPE_CHECKING:
@@ -20,8 +22,8 @@ if TYPE_CHECKING:
 
 ops = opcode_table()     # the running interpreter's opcode tables
 
-__all__ = ["HIDDEN", "after", "delegation", "hook_site", "landing", "log", "prologue", "push_callable",
-           "resume"]
+__all__ = ["HIDDEN", "after", "counted_iteration", "delegation", "hook_site", "landing", "log",
+           "prologue", "push_callable", "resume"]
 
 HIDDEN = 2          # stack slots under the frame's own values: hook, append
 
@@ -41,29 +43,52 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
     """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
     type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged) is
     instead logged with ``append`` and kept, without a Python call. ``expected``: the C
-    callable the site's callee load gave when instrumented; when the callable *is* it, a
-    non-empty ``INLINE_PRIMITIVES`` (no substituting run active) is the whole test."""
-    seq = [Instr("SWAP", below + 1, location=loc)] if below else []
-    slow, done, fast, typed = Label(), Label(), Label(), Label()
-    if not ops.INLINE_CALL_SITES:       # every call through the hook (see the version table)
-        seq += _call_hook(depth, loc)
-        return seq + [Instr("SWAP", below + 1, location=loc)] if below else seq
-    if expected is not None:
-        seq += [Instr("COPY", 1, location=loc), Instr("LOAD_CONST", expected, location=loc),
-                Instr("IS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], typed, location=loc),
+    callable the site's callee load gave when instrumented (``CodeInfo.expected``); when the
+    callable *is* it and ``INLINE_PRIMITIVES`` is non-empty (no substituting run active), the
+    site logs nothing (the replay knows the callable); otherwise it logs ``CALL_MARK`` first,
+    then decides as any site.
+
+    Layout (every version): no jump target directly follows the hook's call (3.12.1's
+    ``sys.settrace`` reports a line event at a jump target reached by falling through from a
+    call of Python code; ``py312``), so the slow path jumps over the inline one."""
+    fast, join, done = Label(), Label(), Label()
+    seq = []
+    if expected is not None:            # [callable, <below>] tested where it lies
+        other = Label()
+        seq += [Instr("COPY", below + 1, location=loc), Instr("LOAD_CONST", expected, location=loc),
+                Instr("IS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], other, location=loc),
                 Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
                 *[Instr(name, location=loc) for name in ops.GUARD_SWITCH_TEST],
-                Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
-                Instr("JUMP_FORWARD", fast, location=loc), typed]
-    seq += [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
-            Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
-            Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
-            fast]
-    seq += log(depth, [Instr("COPY", 3, location=loc)], loc)
-    seq += [Instr("JUMP_FORWARD", done, location=loc), slow, *_call_hook(depth, loc), done]
+                Instr(ops.GUARD_JUMPS["true"], done, location=loc), other,
+                *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc)]
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
-    return seq
+    seq += [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
+            Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+            Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
+            *_call_hook(depth, loc), Instr("JUMP_FORWARD", join, location=loc), fast,
+            *log(depth, [Instr("COPY", 3, location=loc)], loc), join]
+    if below:
+        seq.append(Instr("SWAP", below + 1, location=loc))
+    return seq + [done]
+
+
+def counted_iteration(depth: int, loc) -> list:
+    """``GET_ITER`` of a counted loop (``counted_loops``; ``depth`` values, the iterable on
+    top) and its probe: when the iterable is exactly a ``range``, the plain ``GET_ITER`` and
+    its probe; else the iterator is logged and replaced by ``logged_items(iterator, append)``.
+    Stack effect: ``GET_ITER``'s."""
+    private, done = Label(), Label()
+    iterate = [Instr("GET_ITER", location=loc) for _ in range(2)]
+    return [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
+            Instr("LOAD_CONST", range, location=loc), Instr("IS_OP", 0, location=loc),
+            Instr(ops.GUARD_JUMPS["true"], private, location=loc),
+            iterate[0], *log(depth, [Instr("COPY", 3, location=loc)], loc),
+            *push_callable(logged_items, loc), Instr("COPY", 3, location=loc),
+            Instr("COPY", depth + 4, location=loc), *ops.call_instrs(2, loc),    # append
+            Instr("SWAP", 2, location=loc), Instr("POP_TOP", location=loc),
+            Instr("JUMP_FORWARD", done, location=loc),
+            private, iterate[1], *log(depth, [Instr("COPY", 3, location=loc)], loc), done]
 
 
 def _call_hook(depth: int, loc) -> list:

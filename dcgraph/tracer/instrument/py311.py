@@ -240,7 +240,6 @@ NULL_SLOT_OF_CALL = 0  # index, among a CALL's popped slots, of the NULL-or-func
 LOAD_CLOSURE = "LOAD_CLOSURE"           # the instruction pushing a cell object
 ENTRY_CALLS = False    # the prologue reads its pair, no call: its first append, a C call,
                        # counts against the recursion limit (``recorder.entry_pair``)
-INLINE_CALL_SITES = True   # call sites decide C callables in the bytecode (``probes.hook_site``)
 
 
 def local_access(ins, cells: frozenset) -> tuple:

@@ -92,9 +92,10 @@ NULL_FIRST = True
 NULL_SLOT_OF_CALL = 0
 ENTRY_CALLS = True     # C calls no longer count against the recursion limit: the prologue
                        # takes its pair through a Python call (``recorder.entry_pair``)
-INLINE_CALL_SITES = False  # 3.12's legacy ``sys.settrace`` reports a jump within a line as a
-                           # new line event: the inline test's jumps would show a user's trace
-                           # function each call's line twice, so every call goes to the hook
+# (call sites decide C callables in the bytecode, as on 3.11: ``probes.hook_site`` puts no jump
+# target right after the hook's call, where 3.12.1's ``sys.settrace`` would report the line
+# again: returning from a Python call, the frame's last instruction is the call's inline cache,
+# whose line it does not know)
 
 _FIXED = {"KW_NAMES": (0, 0), "FOR_ITER": (0, 1), "END_FOR": (2, 0), "RETURN_CONST": (0, 0),
           "LOAD_FAST_CHECK": (0, 1), "LOAD_FAST_AND_CLEAR": (0, 1), "BINARY_SLICE": (3, 1),

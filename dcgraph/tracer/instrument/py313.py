@@ -41,7 +41,6 @@ FOR_ITER_SKIP = 2
 NULL_FIRST = False
 NULL_SLOT_OF_CALL = 1
 ENTRY_CALLS = True     # as on 3.12
-INLINE_CALL_SITES = True   # as on 3.11: 3.13 reports no line event for a jump within a line
 LOAD_CLOSURE = "LOAD_FAST"       # of a CellVar/FreeVar: pushes the cell
 
 _FIXED = {"TO_BOOL": (0, 0), "END_FOR": (1, 0), "MAKE_FUNCTION": (1, 1),

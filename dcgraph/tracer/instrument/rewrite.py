@@ -17,12 +17,14 @@ from bytecode.instr import InstrLocation
 
 from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark
 from ..delegation import LandMark
-from ..inline_calls import ALWAYS_PRIMITIVE
+from ..counted_loops import counted_loops
+from ..inline_calls import always_primitive
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .guards import guarded_site, static_callees, switch_sites
 from .probes import HIDDEN as _HIDDEN
 from .probes import after as _probe_after, delegation as _delegated, hook_site as _hook
+from .probes import counted_iteration as _counted
 from .probes import landing as _landed, log as _log, prologue as _prologue, resume as _resumed
 from .versions import opcode_table, semantics
 
@@ -79,6 +81,10 @@ class CodeInfo:
         self.land_mark = LandMark(self) if self.generator else None
         self.guarded = False             # every operator site guarded (``instrument.guards``)
         self.switched: set = set()       # else: the sites that test the switch first
+        # call index -> the C callable the site expects: when it is the callable (and no
+        # substituting run is active) the site logs nothing, else a ``CallMark`` first
+        self.expected: dict = {}
+        self.counted_loops: frozenset = frozenset()   # FOR_ITER indices (``counted_loops``)
 
     def __repr__(self):
         return f"<CodeInfo {self.code.co_qualname}{' (unsupported)' if self.error else ''}>"
@@ -124,7 +130,13 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         _plan(info, s)
         if not guarded and ops.GUARDED_OPERATORS:
             info.switched = switch_sites(s, scope)
-        out = _emit(info, s, bc, static_callees(s, scope, ALWAYS_PRIMITIVE))
+        info.expected = static_callees(s, scope, always_primitive)
+        if not info.generator:           # (a generator may resume in another run: its
+            # ``logged_items`` would log to the run that started the loop)
+            info.counted_loops = counted_loops(s.instrs, info.expected, ops.CALLS)
+        for k in info.counted_loops:
+            info.probe[k] = None         # the replay counts the items (``counted_loops``)
+        out = _emit(info, s, bc, info.expected)
         new = Bytecode(out)
         new._copy_attr_from(bc)
         # Handler depths come from the original exception table, shifted by the hidden slots:
@@ -240,7 +252,10 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
         guarded = ops.guarded_operator(ins) if kind == "value" and (
             info.guarded or i in info.switched) else None
         replaced = ops.rewrite(ins, loc)
-        if guarded is not None:
+        if i + 1 in info.counted_loops:  # GET_ITER of a counted loop, with its probe
+            out += _counted(s.depth_before[i], loc)
+            kind = None
+        elif guarded is not None:
             out += guarded_site(s, i, guarded, [ins] + _probe_after(info, s, i, ins, "value"),
                                 not info.guarded, _HIDDEN)
             kind = None                  # the probe is part of the guarded sequence

@@ -11,6 +11,7 @@ from .semantics311 import _pop_n, handles
 from .. import ops
 from ..generators import resumed_item, send, yield_from_iter, yield_value
 from .. import async_iteration
+from ..counted_loops import EXHAUSTED, counted_item
 
 __all__ = ["jump"]
 
@@ -100,6 +101,14 @@ def _for_iter(f, ins, i):
     block = f.s.blocks[f.s.block_of[i]]
     it = f.stack[-1]
     r = f.r
+    if i in f.info.counted_loops and (value := counted_item(f, it)) is not None:
+        if value is EXHAUSTED:           # a range's items, not logged (``counted_loops``)
+            f.stack.pop()
+            f.branch(i, it, block.jump, block.fall, True, False, "exhausted")
+            return
+        f.next_block = block.fall
+        _drawn(f, r, it, value, i)
+        return
     pos, log = r.pos, r.log
     ev = log[pos] if pos < len(log) else None
     if ev is None or type(ev) in MARK_TYPES:
@@ -119,6 +128,11 @@ def _for_iter(f, ins, i):
         if segment is not None:          # a traced generator's item: the segment yielding it
             f.stack.append(segment)
             return
+    _drawn(f, r, it, value, i)
+
+
+def _drawn(f, r, it, value, i) -> None:
+    """The item ``value`` drawn from iterator node ``it``: a ``next_item`` node on the stack."""
     steps = f.steps
     step = steps.get(id(it), 0)
     steps[id(it)] = step + 1

@@ -10,6 +10,7 @@ import operator
 
 from . import py312
 from .. import generators
+from ..counted_loops import EXHAUSTED, counted_item
 from ..operators import replay_operator
 from .semantics311 import H as _H311, NULL, Placeholder, registrar
 from .semantics311_flow import conditional_jump
@@ -85,7 +86,8 @@ def _return_const(f, ins, i):
 @handles("FOR_ITER")
 def _for_iter(f, ins, i):
     block = f.s.blocks[f.s.block_of[i]]
-    if f.r.peek() is f.info.marks[block.jump]:
+    counted = counted_item(f, f.stack[-1]) if i in f.info.counted_loops else None
+    if counted is EXHAUSTED or counted is None and f.r.peek() is f.info.marks[block.jump]:
         f.stack.append(f.r.literal(None))     # exhausted: END_FOR pops it and the iterator
         f.branch(i, f.stack[-2], block.jump, block.fall, True, False, "exhausted")
         return
