@@ -47,6 +47,8 @@ MAX_PERIOD = 128                   # lines per iteration considered
 _TARGETS = re.compile(r"^ *([A-Za-z_][\w, ]*?) *[-+*/]?=(?!=)", re.M)
 _NAME = re.compile(r"[vg](?<!\w[vg])\d+(?:_\d+)?\b")     # \b[vg]...: begins with a class
 _WORD = re.compile(r"\w")
+_SUMS = re.compile(r"_w\d+_\d+ = _a\d+_\d+\[\d+::\d+\]$")
+_VECTOR = re.compile(r"(?<![\w.])_w\d+_\d+(?!\w)")
 _RANGE = re.compile(r"(v\d+) = ([A-Za-z_]\w*)\((\d+(?:, \d+)*|v\d+)\)$")
 
 
@@ -79,7 +81,18 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
             out += piece.unpack(lambda name: uses[name] > own[name])
         else:
             out += units[piece]
-    return out
+    return _without_unread_sums(out)
+
+
+def _without_unread_sums(lines: list) -> list:
+    """Drop the lines taking a chain member's partial sums out of the chain's array
+    (``_w0_3 = _a0_1[2::6]``) when nothing reads them (most members of a multi-line sum)."""
+    found = [i for i, line in enumerate(lines) if line[:2] == "_w" and _SUMS.match(line)]
+    if not found:
+        return lines
+    used = Counter(_VECTOR.findall("\n".join(lines)))
+    dead = {i for i in found if used[lines[i].split(" ", 1)[0]] == 1}
+    return [line for i, line in enumerate(lines) if i not in dead] if dead else lines
 
 
 def _may_repeat(lines: list) -> bool:
