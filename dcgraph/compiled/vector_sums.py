@@ -123,7 +123,7 @@ class Sums:
         if m > 1 or self.vec[members[0]][2] == "term":      # terms in an array of its own:
             if m > 1:                                         # the first term takes acc0 in
                 flat = f"_s{self.r}_{members[0]}"
-                self.body.append(f"{flat} = _vx_stack(({', '.join(terms)},)).ravel()")
+                self.body.append(f"{flat} = _vx_array(({', '.join(terms)},)).T.ravel()")
             else:
                 flat = terms[0]
             self.body.append(f"{flat}[0] += {init}")

@@ -319,7 +319,7 @@ class _Context:
         if "_vx_map" not in self.ns:
             self.ns.update(_vx_map=_map_exact, _vx_alltype=_all_of_type, _vx_array=np.array,
                            _vx_acc=np.add.accumulate, _vx_cat=np.concatenate,
-                           _vx_stack=np.column_stack, _vx_nozero=_no_zero)
+                           _vx_nozero=_no_zero)
             for fn, (ufunc, _) in FUNCTIONS.items():
                 self.ns[f"_vx_{ufunc.__name__}"] = ufunc
 
