@@ -253,39 +253,55 @@ class GradientCache:
         self.compile_after = self.COMPILE_AFTER
 
     def key(self, args, kwargs):
-        """The structure key of a call (None when it cannot be computed)."""
+        """The structure key of a call (None when it cannot be computed; an unhashable key,
+        which only exotic leaf types give, is refused by ``run`` and ``learn``)."""
         if not self.enabled:
             return None
         try:
-            key = structure_key(args, kwargs)
-            hash(key)
+            return structure_key(args, kwargs)
         except TypeError:
             return None
-        return key
 
     def run(self, key, args, kwargs):
         """``(value, adjoints, path, binding)`` from a compiled path (``adjoints``: those of
         ``path.wrt``, in order), or None: trace instead."""
-        entries = self.paths.get(key)
+        try:
+            entries = self.paths.get(key)
+        except TypeError:                         # an unhashable key: never learned
+            return None
         if not entries:
             return None
+        cg, binding = entries[0]
+        try:
+            value, adjoints = cg._fn(args, kwargs)
+        except Exception as exc:
+            return self._after(exc, key, entries, args, kwargs)
+        self.stats["hits"] += 1
+        self._misses = 0
+        return value, adjoints, cg, binding
+
+    def _after(self, exc, key, entries, args, kwargs):
+        """``run`` once the first path of ``entries`` raised ``exc``: the other paths."""
         stats = self.stats
         for i, (cg, binding) in enumerate(entries):
-            try:
-                value, adjoints = cg._fn(args, kwargs)
-            except GuardFailed:
+            if i:
+                try:
+                    value, adjoints = cg._fn(args, kwargs)
+                    exc = None
+                except Exception as raised:
+                    exc = raised
+            if isinstance(exc, GuardFailed):
                 stats["guard_failures"] += 1
                 continue
-            except NotCompilable as exc:
+            if isinstance(exc, NotCompilable):
                 self.disable(str(exc))
                 return None
-            except Exception:
+            if exc is not None:
                 stats["errors"] += 1
                 return None
             stats["hits"] += 1
             self._misses = 0
-            if i:                                 # the path used most recently comes first
-                self.paths[key] = [entries[i]] + entries[:i] + entries[i + 1:]
+            self.paths[key] = [entries[i]] + entries[:i] + entries[i + 1:]   # used last: first
             return value, adjoints, cg, binding
         self._misses += 1
         return None
@@ -295,6 +311,10 @@ class GradientCache:
         ``(path, binding)`` when this call compiled one, else None."""
         self.stats["traces"] += 1
         if key is None or not self.enabled:
+            return None
+        try:
+            hash(key)
+        except TypeError:
             return None
         if self._misses >= self.MAX_MISSES:
             self.disable(f"guards failed on {self._misses} calls in a row")

@@ -164,7 +164,7 @@ def densify(value, adj):
             return 0.0
     elif t is list or isinstance(value, tuple):
         get = adj.get if type(adj) is Sparse else _none
-        out = [_leaf(v, get(i)) for i, v in enumerate(value)]
+        out = list(map(_leaf, value, map(get, range(len(value)))))
         if t is list or t is tuple:
             return out if t is list else tuple(out)
         return t(*out) if hasattr(value, "_fields") else tuple(out)

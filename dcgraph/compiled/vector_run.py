@@ -341,7 +341,7 @@ class Run(Sums):
             elif t is np.float64:
                 whole, one = f"list({w})", w + "[{}]"
             else:
-                whole, one = f"{w}.tolist()", w + "[{}].item()"
+                whole, one = f"{w}.tolist()", w + ".item({})"
             if 4 * len(items) >= self.n:
                 names = ["_"] * self.n
                 for k, x in items:

@@ -4,7 +4,10 @@ A chain is a cycle of lines ``acc = acc + t`` (or ``acc - t``, or ``t + acc``) t
 or more lines of a group, the first reading the last line's value of the previous group (and
 ``acc0``, a value from before the run, in group 0). Its values are one
 ``np.add.accumulate`` over ``[acc0, t_0(line 1), t_0(line 2), ..., t_1(line 1), ...]`` with
-the terms of ``-`` negated (exact): strictly left to right, the bits of the scalar code.
+the terms of ``-`` negated (exact): strictly left to right, the bits of the scalar code. When
+the terms are an array of the run's own (an operation's result, or the stacked terms of
+several lines), ``acc0`` is added into its first element (``acc0 + t_0``, the scalar code's
+first sum) and the partial sums are its accumulation, without a concatenated copy.
 ``find_chains`` also finds values that cross from one group to the next without being such a
 sum (the groups start mid-iteration) and says where the iteration boundary lies.
 """
@@ -125,11 +128,13 @@ class Sums:
         if sign == "-":
             text = f"(-{text})"
         if not vector:
-            text = f"_vx_full({self.n}, {text})"
+            text = f"_vx_full({self.n}, {text}, float)"
             self.ctx.ns.setdefault("_vx_full", np.full)
         name = f"_t{self.r}_{j}"
         self.body.append(f"{name} = {text}")
-        self.vec[j] = (name, True, "term", None)
+        # a new array (an operation's result, not a name, view or bound constant): its own
+        fresh = text[0] == "(" or text.startswith("_vx_")
+        self.vec[j] = (name, True, "term" if fresh else "shared term", None)
 
     def accumulate(self, chain) -> None:
         members, _, init = chain
@@ -137,11 +142,26 @@ class Sums:
         a = f"_a{self.r}_{members[0]}"
         if init[0] in "vg":
             self.guard_type(init, self.code_for(members[0]))
-        flat = terms[0] if m == 1 else f"_vx_stack(({', '.join(terms)},)).ravel()"
-        self.body.append(f"{a} = _vx_acc(_vx_cat(([{init}], {flat})))")
+        if m > 1 or self.vec[members[0]][2] == "term":      # terms in an array of its own:
+            if m > 1:                                         # the first term takes acc0 in
+                flat = f"_s{self.r}_{members[0]}"
+                self.body.append(f"{flat} = _vx_array(({', '.join(terms)},)).T.ravel()")
+            else:
+                flat = terms[0]
+            self.body.append(f"{flat}[0] += {init}")
+            first = 0
+        else:
+            flat = terms[0]
+            self.body.append(f"{a} = _vx_acc(_vx_cat(([{init}], {flat})))")
+            first = 1
+        if not first and m == 1:
+            a = f"_w{self.r}_{members[0]}"
+        if not first:
+            self.body.append(f"{a} = _vx_acc({flat})")
         for r, i in enumerate(members):
             t = self.element_type(i)
             w = f"_w{self.r}_{i}"
-            self.body.append(f"{w} = {a}[{1 + r}::{m}]")
+            if w != a:
+                self.body.append(f"{w} = {a}[{first + r}::{m}]")
             self.vec[i] = (w, True, "floats", t)
 

@@ -48,6 +48,8 @@ _TARGETS = re.compile(r" *([A-Za-z_][\w, ]*?) *[-+*/]?=(?!=)")    # a line's tar
 _ASSIGNS = ("\x00 = ", "\x00 += ", "\x00 -= ", "\x00 *= ", "\x00 /= ")  # templates: one target
 _NAME = re.compile(r"[vg](?<!\w[vg])\d+(?:_\d+)?\b")     # \b[vg]...: begins with a class
 _WORD = re.compile(r"\w")
+_SUMS = re.compile(r"_w\d+_\d+ = _a\d+_\d+\[\d+::\d+\]$")
+_VECTOR = re.compile(r"(?<![\w.])_w\d+_\d+(?!\w)")
 _RANGE = re.compile(r"(v\d+) = ([A-Za-z_]\w*)\((\d+(?:, \d+)*|v\d+)\)$")
 
 
@@ -81,7 +83,18 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
             out += piece.unpack(lambda name: uses[name] > own[name])
         else:
             out += lines[bounds[piece]:bounds[piece + 1]]
-    return out
+    return _without_unread_sums(out)
+
+
+def _without_unread_sums(lines: list) -> list:
+    """Drop the lines taking a chain member's partial sums out of the chain's array
+    (``_w0_3 = _a0_1[2::6]``) when nothing reads them (most members of a multi-line sum)."""
+    found = [i for i, line in enumerate(lines) if line[:2] == "_w" and _SUMS.match(line)]
+    if not found:
+        return lines
+    used = Counter(_VECTOR.findall("\n".join(lines)))
+    dead = {i for i in found if used[lines[i].split(" ", 1)[0]] == 1}
+    return [line for i, line in enumerate(lines) if i not in dead] if dead else lines
 
 
 def _may_repeat(lines: list) -> bool:
@@ -360,7 +373,7 @@ class _Context:
         if "_vx_map" not in self.ns:
             self.ns.update(_vx_map=_map_exact, _vx_alltype=_all_of_type, _vx_array=np.array,
                            _vx_acc=np.add.accumulate, _vx_cat=np.concatenate,
-                           _vx_stack=np.column_stack, _vx_nozero=_no_zero)
+                           _vx_nozero=_no_zero)
             for fn, (ufunc, _) in FUNCTIONS.items():
                 self.ns[f"_vx_{ufunc.__name__}"] = ufunc
 
