@@ -61,13 +61,15 @@ or they return integers/booleans.
 
 
 #: Packages whose import registers rules of their own (the layers): the list covers them all,
-#: whatever was imported before.
-_RULE_PACKAGES = ("dcgraph.gen", "dcgraph.models", "dcgraph.bugs")
+#: whatever was imported before. Gen's gradient rules (its sites, ``param`` and the lowercase
+#: families) are registered when gradients are first asked for: ``constructor_rules`` does it.
+_RULE_PACKAGES = ("dcgraph.gen", "dcgraph.gen.gradients", "dcgraph.models", "dcgraph.bugs")
 
 
 def render_readme() -> str:
     for package in _RULE_PACKAGES:
         import_module(package)
+    import_module("dcgraph.gen.gradients").constructor_rules()
     names = supported()
     groups: dict = {}
     for name in names:

@@ -19,7 +19,7 @@ from .choicemap import ChoiceMap
 from .runtime import GenError, param
 from .tapeindex import call_site, choice_site, index_of
 
-__all__ = ["trace_gradients"]
+__all__ = ["trace_gradients", "constructor_rules"]
 
 
 class _Unseeded:
@@ -52,8 +52,9 @@ def _frame() -> _Frame:
     return _local.stack[-1]
 
 
-def _constructor_rules() -> None:
-    """The fast lowercase families share their ``dcgraph.dist`` class's constructor rule."""
+def constructor_rules() -> None:
+    """The fast lowercase families share their ``dcgraph.dist`` class's constructor rule (made
+    on first use: the ``dcgraph.dist`` rules are deferred; idempotent)."""
     from ..ad.registry import load_deferred, lookup
     from .distributions import FAST_FAMILIES
     if lookup(next(iter(FAST_FAMILIES))) is not None:
@@ -65,7 +66,7 @@ def _constructor_rules() -> None:
 
 def trace_gradients(trace, selection, retgrad, scale: float, accumulate: bool):
     """``(arg_grads, choice_values, choice_gradients)`` of ``trace`` (see the module doc)."""
-    _constructor_rules()
+    constructor_rules()
     tape = trace.tape
     index = index_of(trace)
     sweep = Sweep(tape)
