@@ -18,7 +18,7 @@ __all__ = ["Tape", "LintError"]
 
 
 _BUILDING = object()              # Tape._build while its builder runs
-_BUILD_LOCK = threading.RLock()   # for a tape whose _build was set without ``defer``
+_BUILD_LOCK = threading.RLock()   # makes each tape's own lock, on its first build
 
 
 class LintError(AssertionError):
@@ -53,8 +53,8 @@ class Tape(TapeViews):
         return node
 
     def defer(self, build: Callable[["Tape"], None]) -> None:
-        """Fill this tape's nodes with ``build(tape)`` on first access (from any thread)."""
-        self._lock = threading.RLock()
+        """Fill this tape's nodes with ``build(tape)`` on first access (from any thread). (Its
+        lock is made by that access: most tapes of a run are never read.)"""
         self._build = build
 
     @property
@@ -67,7 +67,13 @@ class Tape(TapeViews):
         """Build the nodes once, under the tape's lock: another thread waits for the whole
         tape, never sees a half-built one. A failure is kept and raised again on every later
         access; an interruption (``KeyboardInterrupt``) leaves the tape to be built again."""
-        with self._lock or _BUILD_LOCK:
+        lock = self._lock
+        if lock is None:
+            with _BUILD_LOCK:           # one lock per tape, made once
+                lock = self._lock
+                if lock is None:
+                    lock = self._lock = threading.RLock()
+        with lock:
             build = self._build
             if build is None or build is _BUILDING:
                 return                   # built meanwhile, or read by its own builder

@@ -7,6 +7,8 @@ from . import ops
 
 __all__ = ["Context", "DepthLimitContext"]
 
+_TOP_LEVEL: dict = {}     # module name -> its top-level package's name (``is_primitive``)
+
 
 class Context:
     """Decides, per call, primitive or traced; may annotate nodes as tapes are built.
@@ -33,6 +35,13 @@ class Context:
         if fn in self.primitive or "_dcgraph_vjp" in getattr(fn, "__dict__", ()):
             return True          # (a function carrying its own VJP rule: what grad returns)
         module = getattr(fn, "__module__", None)
+        if type(module) is str:
+            top = _TOP_LEVEL.get(module)
+            if top is None:
+                if len(_TOP_LEVEL) >= 4096:
+                    _TOP_LEVEL.clear()
+                top = _TOP_LEVEL[module] = module.partition(".")[0]
+            return top in self.primitive_modules
         return isinstance(module, str) and module.partition(".")[0] in self.primitive_modules
 
     def may_write(self, fn) -> bool:

@@ -64,8 +64,9 @@ def delegated(iterator, frame, hook):
     kind = type(iterator)
     frame_of = iterator.gi_frame if kind is types.GeneratorType else \
         iterator.cr_frame if kind is types.CoroutineType else None
+    live, made = run.live_generators, run.generators
     traced = frame_of is not None and (
-        frame_of in run.live_generators or frame_of in run.generators)
+        live is not None and frame_of in live or made is not None and frame_of in made)
     level.log.append((iterator, not traced))   # as a method: no call 3.11 counts (``headroom``)
     return iterator if traced else relay(iterator, level.append, frame)
 

@@ -28,8 +28,8 @@ land between acquiring it and the block that releases it).
 """
 from __future__ import annotations
 
-import sys
 import threading
+from sys import getrecursionlimit, setrecursionlimit
 
 __all__ = ["widened", "narrowed", "with_room"]
 
@@ -53,18 +53,40 @@ _headroom = _Headroom()
 
 
 def widened(run, extra: int, room: _Headroom = _headroom) -> None:
-    """``run`` starts and needs ``extra`` frames: raise the limit if it has fewer."""
+    """``run`` starts and needs ``extra`` frames: raise the limit if it has fewer. (Two C calls
+    and a lock round when the limit needs no change: part of every ``track``'s fixed cost.)"""
     with room.lock:
-        room.active[run] = extra
-        _settle(room)
+        active = room.active
+        active[run] = extra
+        limit = getrecursionlimit()
+        if limit != room.base + room.applied:
+            room.base, room.applied = limit, 0      # the user's limit, perhaps set meanwhile
+        want = extra if len(active) == 1 else max(active.values())
+        if want != room.applied:
+            try:
+                setrecursionlimit(room.base + want)
+            except RecursionError:   # this thread is deeper than the new limit: left as it is
+                return
+            room.applied = want
 
 
 def narrowed(run, room: _Headroom = _headroom) -> None:
     """``run`` has ended (or never started): lower the limit to what the runs still active need
     (the user's own limit once none is)."""
     with room.lock:
-        if room.active.pop(run, None) is not None:
-            _settle(room)
+        active = room.active
+        if active.pop(run, None) is None:
+            return
+        limit = getrecursionlimit()
+        if limit != room.base + room.applied:
+            room.base, room.applied = limit, 0      # the user's limit, perhaps set meanwhile
+        want = max(active.values()) if active else 0
+        if want != room.applied:
+            try:
+                setrecursionlimit(room.base + want)
+            except RecursionError:   # this thread is deeper than the new limit: left as it is
+                return
+            room.applied = want
 
 
 def with_room(fn, *args, frames: int = ROOM, room: _Headroom = _headroom):
@@ -78,46 +100,31 @@ def with_room(fn, *args, frames: int = ROOM, room: _Headroom = _headroom):
     token = _Token()
     try:                                # inside: an interrupt anywhere leaves the limit exact
         with room.lock:
-            limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(limit)            # refused here: no room to lower it back
+            limit = getrecursionlimit()
+            setrecursionlimit(limit)            # refused here: no room to lower it back
             if limit != room.base + room.applied:
                 room.base, room.applied = limit, 0  # the user's limit, perhaps set meanwhile
             want = room.applied + frames
-            sys.setrecursionlimit(room.base + want)
+            setrecursionlimit(room.base + want)
             room.active[token], room.applied = want, want
         return fn(*args)
     finally:
         with room.lock:                 # (refused: nothing was raised, nothing to do)
             active = room.active
             if active.pop(token, None) is not None:
-                limit = sys.getrecursionlimit()
+                limit = getrecursionlimit()
                 if limit != room.base + room.applied:
                     room.base, room.applied = limit, 0  # set meanwhile (by code ``fn`` ran)
                 want = max(active.values()) if active else 0
                 if want != room.applied:
                     try:
-                        sys.setrecursionlimit(room.base + want)
+                        setrecursionlimit(room.base + want)
                         room.applied = want
                     except RecursionError:  # another run lowered it meanwhile: left for
-                        pass                # the next run that starts or ends (``_settle``)
+                        pass                # the next run that starts or ends
 
 
 class _Token:
     """A ``with_room`` call's key among the active runs."""
 
     __slots__ = ()
-
-
-def _settle(room: _Headroom) -> None:
-    """Set the limit to the user's plus the largest active ``extra`` (called under the lock)."""
-    limit = sys.getrecursionlimit()
-    if limit != room.base + room.applied:
-        room.base, room.applied = limit, 0          # the user's limit, perhaps set meanwhile
-    active = room.active
-    want = max(active.values()) if active else 0
-    if want != room.applied:
-        try:
-            sys.setrecursionlimit(room.base + want)
-        except RecursionError:   # this thread is deeper than the new limit: left as it is
-            return
-        room.applied = want

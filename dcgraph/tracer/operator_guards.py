@@ -39,10 +39,11 @@ from .operator_reach import LEAF_TYPES, namespace_values, reaches_operators
 
 __all__ = ["PLAIN_TYPES", "PLAIN_ATTRIBUTE_TYPES", "DUNDERS", "OPERATOR_NAMES", "GUARDING",
            "TABLED", "has_python_operators", "guards_operators", "operator_arguments",
-           "sees_operators", "python_inplace"]
+           "sees_operators", "plain_c_method", "python_inplace"]
 
 _FUNCTION = types.FunctionType
 _HEAPTYPE = 1 << 9
+_IMMUTABLE = 1 << 8     # Py_TPFLAGS_IMMUTABLETYPE: the class's attributes cannot change
 
 
 def _plain_types() -> frozenset:
@@ -221,6 +222,33 @@ def sees_operators(f, ctx) -> bool:
     if type(f) is types.MethodType:
         f = f.__self__
     return _named(f, ctx)
+
+
+def plain_c_method(f) -> bool:
+    """Is the bound method ``f`` one that ``Run.decide`` would find primitive, and no sign of
+    operators (``sees_operators``), in every run and context: its function is not a Python
+    function, a class, or an object whose class has a Python ``__call__``; its object is not a
+    class, and its class defines no operator in Python; both classes are immutable (C types:
+    ``rng.random``), so the answer, kept per pair of classes, holds for good."""
+    key = (type(f.__self__), type(f.__func__))
+    known = _c_methods.get(key)
+    if known is None:
+        known = _plain_c_method(*key)
+        if len(_c_methods) >= _VERDICTS_BOUND:
+            _c_methods.clear()
+        _c_methods[key] = known
+    return known
+
+
+_c_methods: dict = {}     # (class of the object, class of the function) -> plain_c_method
+
+
+def _plain_c_method(owner: type, kind: type) -> bool:
+    if not owner.__flags__ & kind.__flags__ & _IMMUTABLE or kind is _FUNCTION \
+            or issubclass(owner, type) or issubclass(kind, type) or has_python_operators(owner):
+        return False
+    call = next((k.__dict__["__call__"] for k in kind.__mro__ if "__call__" in k.__dict__), None)
+    return type(call) is not _FUNCTION
 
 
 def python_inplace(fn, obj) -> bool:

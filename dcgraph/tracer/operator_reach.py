@@ -29,7 +29,7 @@ from itertools import chain, islice
 
 import numpy as np
 
-__all__ = ["reaches_operators", "WALK_BOUND", "LEAF_TYPES"]
+__all__ = ["reaches_operators", "WALK_BOUND", "LEAF_TYPES", "CLEAR_TYPES"]
 
 WALK_BOUND = 1024        # objects one walk visits one by one (about 1 us each)
 
@@ -66,7 +66,11 @@ def _descriptor(kind, name):
 
 
 _OPAQUE, _FOUND = 0, 1       # plans that end a visit: nothing to follow; operators found
-_OPAQUE_TYPES: dict = {}     # C types (never freed) whose instances hold nothing to follow
+# Types whose instances a walk passes at a glance: ``LEAF_TYPES`` and the C types (never
+# freed) found to hold nothing to follow (added by walks, at most ``_OPAQUE_BOUND``). A root
+# whose arguments are all such needs no walk (``track``).
+CLEAR_TYPES: set = set(LEAF_TYPES)
+_OPAQUE_BOUND = len(LEAF_TYPES) + 1024
 
 
 def _plan(kind, has_operators, ctx, stack):
@@ -145,8 +149,7 @@ def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bo
     stack, failed = None, set()
     for obj in roots:
         kind = type(obj)
-        if kind in LEAF_TYPES or kind is np.ndarray and not obj.dtype.hasobject or \
-                _OPAQUE_TYPES.get(kind, False):
+        if kind in CLEAR_TYPES or kind is np.ndarray and not obj.dtype.hasobject:
             continue
         if kind in _PLAIN_CONTAINERS:
             if _plain_data(obj):
@@ -172,8 +175,9 @@ def reaches_operators(roots, has_operators, ctx, seen: dict | None = None) -> bo
         if plan is None:
             plan = plans[kind] = _plan(kind, has_operators, ctx, stack) \
                 if not issubclass(kind, type) else _OPAQUE
-            if plan is _OPAQUE and not kind.__flags__ & _HEAPTYPE and len(_OPAQUE_TYPES) < 1024:
-                _OPAQUE_TYPES[kind] = True      # a C type: the same answer for every walk
+            if plan is _OPAQUE and not kind.__flags__ & _HEAPTYPE and \
+                    len(CLEAR_TYPES) < _OPAQUE_BOUND:
+                CLEAR_TYPES.add(kind)           # a C type: the same answer for every walk
         if plan is _OPAQUE:
             continue
         if plan is _FOUND:

@@ -106,6 +106,8 @@ def dispatch_binary(a, b, hook, fn):
         return fn(a, b)
     run = level.run
     key = (fn, type(a), type(b))
+    if run.dispatch is None:
+        run.dispatch = {}
     plan = run.dispatch.get(key, _UNKNOWN)
     if plan is _UNKNOWN:
         plan = binary_plan(fn, a, b)
@@ -163,6 +165,8 @@ def dispatch_attribute(obj, hook, name: str):
     if level is None:
         return getattr(obj, name)
     getters = level.run.dispatch
+    if getters is None:
+        getters = level.run.dispatch = {}
     key = (type(obj), name)
     getter = getters.get(key, _UNKNOWN)
     if getter is _UNKNOWN:

@@ -17,16 +17,15 @@ an instrumented copy (traced). The user's call still runs in the user's frame.
 from __future__ import annotations
 
 import collections
-import functools
 import inspect
 import threading
 import types
-import weakref
 
 from .classes import traced_target
+from .copies import _COPIES_BOUND, _copies, instrumented_copy  # noqa: F401 (re-exported)
 from .headroom import with_room
 from .inline_calls import substitution_ended
-from .operator_guards import GUARDING, guards_operators, sees_operators
+from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "entry_pair", "Missing"]
@@ -58,7 +57,6 @@ class _State(threading.local):
 
 
 _state = _State()
-_new = object.__new__
 _TOO_DEEP = ("first called at the recursion limit (no frame left to decide it): recorded as a "
              "primitive")
 _TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded as a primitive"
@@ -67,6 +65,7 @@ _DROPPED = collections.deque(maxlen=0)     # a log that keeps nothing
 
 CO_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _PRIMITIVE = object()   # memo value: the callable runs as it is
+_FUNCTION, _METHOD = types.FunctionType, types.MethodType
 _HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
                         # extension types have none: their construction and calls run in C)
 # callables that are always primitive (functions and methods written in C)
@@ -84,9 +83,12 @@ def _remember(memo: dict, f, decision) -> None:
     wraps is a callable of its own): a Python function under itself (its hash and equality
     are its identity), anything else under its ``id`` (the entry keeps ``f`` alive, so its id
     stays unique). A primitive's entry is ``f`` itself (one identity test in the hook), a
-    traced one's the tuple ``(f, copy, code)``."""
-    memo[f if type(f) is types.FunctionType else id(f)] = f if decision is _PRIMITIVE else (
-        f, decision, f.__code__ if type(f) is types.FunctionType else None)
+    traced function's the tuple ``(f, copy, code, defaults, kwdefaults)``: the copy serves
+    while ``f`` keeps that code and those defaults (the copy's own)."""
+    if decision is _PRIMITIVE:
+        memo[f if type(f) is _FUNCTION else id(f)] = f
+    else:
+        memo[f] = (f, decision, f.__code__, decision.__defaults__, decision.__kwdefaults__)
 
 
 class Level:
@@ -98,17 +100,14 @@ class Level:
     ``entry_pair``), so tracing takes no recursion depth beyond the hook's frame, which stands
     where the callee's will and which ``headroom`` gives back."""
 
+    # Made without ``__init__`` (a class call then its fields: ``Run`` makes the root's, the
+    # hook the next one down). ``memo``: decisions (``_remember``); ``pair``: ``(append,
+    # hook_method)``, ``hook_method`` the one bound method handed to every frame; ``bound``:
+    # the last (object, copy, copy bound to it); ``c_last``: the last non-Python function
+    # found primitive; ``child``: the level of the calls its frames make (itself when no
+    # answer depends on the depth).
     __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
-                 "hook_method", "pair", "child", "bound")
-
-    def __init__(self, run: "Run", depth: int):
-        self.run, self.depth, self.child_depth, self.child = run, depth, depth + 1, None
-        self.memo = run.shared_memo if run.shared_memo is not None else {}
-        self.memo_get = self.memo.get
-        self.log, self.append = run.log, run.log_append
-        self.hook_method = self.hook       # one bound method, handed to every frame
-        self.pair = (self.append, self.hook_method)
-        self.bound = _UNBOUND              # the last (object, copy, copy bound to it)
+                 "hook_method", "pair", "child", "bound", "c_last")
 
     def hook(self, f):
         """Log the callable; return it (primitive) or its instrumented copy (traced).
@@ -119,39 +118,52 @@ class Level:
         frame can call through it wherever it could call untraced (``headroom``)."""
         self.log.append(f)
         kind = type(f)
-        if kind in _BUILTIN_CALLABLES:
-            return f                     # always primitive; bound ones are new objects per call
         func = f
-        if kind is types.FunctionType:
+        if kind is _FUNCTION:            # first: the traced path most calls take
             entry = self.memo_get(f)
-        elif kind is types.MethodType:   # a new object per call: the memo holds its function
+            if type(entry) is tuple:     # traced (``_remember``), memoised under f itself
+                if entry[2] is f.__code__ and entry[3] is f.__defaults__ \
+                        and entry[4] is f.__kwdefaults__:
+                    child = self.child
+                    if child is not None:
+                        self.run.pending = child.pair   # taken by the copy's prologue
+                        return entry[1]
+            elif entry is f:
+                return f                 # a primitive
+        elif kind is _METHOD:            # a new object per call: the memo holds its function
             func = f.__func__
-            entry = self.memo_get(func if type(func) is types.FunctionType else id(func))
+            if func is self.c_last:
+                return f                 # (``rng.random``: no ``id`` call, no lookup)
+            entry = self.memo_get(func if type(func) is _FUNCTION else id(func))
             if entry is func:
+                if type(func) is not _FUNCTION:
+                    self.c_last = func
                 return f
+        elif kind in _BUILTIN_CALLABLES:
+            return f                     # always primitive; bound ones are new objects per call
         else:
             entry = self.memo_get(id(f))
-        if entry is f:
-            return f                     # a primitive
+            if entry is f:
+                return f                 # a primitive
         run = self.run
         child = self.child
         if child is None:                # Level(run, depth + 1), spelled out: no deeper frame
             if run.closed:
                 return f                 # a generator of this run resumed after it ended
-            child = self.child = _new(run.level_class)
+            child = self.child = run.level_class()
             child.run, child.depth, child.child_depth, child.child = \
                 run, self.child_depth, self.child_depth + 1, None
             child.memo = run.shared_memo if run.shared_memo is not None else {}
             child.memo_get, child.append, child.log = child.memo.get, self.append, self.log
             child.hook_method = child.hook
             child.pair = (child.append, child.hook_method)
-            child.bound = _UNBOUND
+            child.bound, child.c_last = _UNBOUND, None
             run.levels.append(child)
         run.pending = child.pair         # taken by the callee's prologue if it is traced
         if type(entry) is tuple and entry[0] is func:
             copy = entry[1]
-            if entry[2] is func.__code__ and copy.__defaults__ is func.__defaults__ \
-                    and copy.__kwdefaults__ is func.__kwdefaults__:
+            if entry[2] is func.__code__ and entry[3] is func.__defaults__ \
+                    and entry[4] is func.__kwdefaults__:
                 if func is f:
                     return copy
                 obj, bound = f.__self__, self.bound     # inline: no frame above this one
@@ -201,24 +213,32 @@ class Run:
         # to through its ``logged``; the hook appends to ``log`` itself. ``constructors``:
         # class -> its constructor (``classes.constructor``), none kept for a summary log
         if log is None:
-            self.summary, self.log, self.constructors = False, [], {}
+            self.summary, self.log = False, []
             self.log_append = self.log.append
         else:
-            self.summary, self.log, self.log_append, self.constructors = \
-                True, log, log.logged, None
+            self.summary, self.log, self.log_append = True, log, log.logged
         shared = self.shared_memo = {} if not ctx.depth_dependent else None
         kind = self.level_class = SubstitutingLevel if ctx.substitutes() else Level
-        root = kind(self, 0)                        # the root's, always needed
+        root = kind()                   # the root's level, always needed
+        root.run, root.depth, root.child_depth, root.child = self, 0, 1, None
+        root.memo = memo = shared if shared is not None else {}
+        root.memo_get, root.log, root.append = memo.get, self.log, self.log_append
+        root.hook_method = hook = root.hook
+        root.pair = self.pending = (self.log_append, hook)  # the root frame's (append, hook)
+        root.bound, root.c_last = _UNBOUND, None
         self.levels: list[Level] = [root]
         if shared is not None and kind is Level:
             root.child = root           # no answer depends on the depth: one level
-        self.pending = root.pair        # the root frame's (append, hook)
-        # ``unsupported``: code -> reason it was not instrumented. Generator frame objects
-        # (the log holds them anyway; hashed by identity, and no ``id`` call, which 3.11
-        # counts against the recursion limit: ``headroom``): ``generators``, frame -> the
-        # (append, hook) of its level, made here; ``live_generators``, frame -> None, started
-        # here and logging. ``dispatch``: per class (or pair), ``operators``' decisions.
-        self.unsupported, self.generators, self.live_generators, self.dispatch = {}, {}, {}, {}
+        # ``unsupported``: code -> reason it was not instrumented. The other tables are made
+        # on first use (None until then, as most runs need none; made by a dict display, no
+        # call). Generator frame objects (the log holds them anyway; hashed by identity, and
+        # no ``id`` call, which 3.11 counts against the recursion limit: ``headroom``):
+        # ``generators``, frame -> the (append, hook) of its level, made here;
+        # ``live_generators``, frame -> None, started here and logging. ``dispatch``: per
+        # class (or pair), ``operators``' decisions. ``constructors``: see
+        # ``constructor_table``.
+        self.unsupported = {}
+        self.generators = self.live_generators = self.dispatch = self.constructors = None
         self.closed = False
         self.log_end = None             # len(log) at close: a generator resumed later logs past it
         self.operators = False          # guards are on (``guard_operators``)
@@ -244,14 +264,14 @@ class Run:
             GUARDING.remove(self.guard_token)
         for level in self.levels:
             level.hook_method = level.pair = level.child = None
-            level.bound = _UNBOUND
+            level.bound, level.c_last = _UNBOUND, None
             level.memo_get = _no_entry
         self.pending = _Idle.pending
         self.levels.clear()
         self.shared_memo = None         # the memo keeps the callables it saw alive
-        self.constructors = {} if not self.summary else None
-        self.dispatch = {}
-        self.reached = {} if not self.summary else None
+        self.constructors = self.dispatch = None        # (so do these)
+        if self.reached:
+            self.reached = {}
 
     def guard_operators(self) -> None:
         """From now on, calls run the guarded variant of their code (``instrument.guards``)
@@ -263,18 +283,36 @@ class Run:
             GUARDING.append(self.guard_token)
             for level in self.levels:
                 level.memo.clear()
+                level.c_last = None
 
-    def level(self, depth: int) -> Level:
-        levels = self.levels
-        while len(levels) <= depth:
-            levels.append(self.level_class(self, len(levels)))
-            levels[-2].child = levels[-1]
-        return levels[depth]
+    def root(self, target):
+        """The instrumented copy ``track`` runs for the root's function ``target`` (``f``,
+        or its function when ``f`` is a bound method), or None to run it as it is: it is not
+        a Python function, or is a generator or coroutine function (its body would run after
+        ``track``), or the context keeps it primitive, or it cannot be instrumented. Where no
+        answer depends on the depth, its calls inside the run (a recursion) find it decided."""
+        if type(target) is not _FUNCTION or target.__code__.co_flags & CO_RESUMABLE \
+                or self.ctx.is_primitive(target, 0):
+            return None
+        if not self.operators and guards_operators(target, self.ctx, self.reached):
+            self.guard_operators()
+        copy = instrumented_copy(target, self.unsupported, self.operators)
+        if copy is not None and self.shared_memo is not None and (
+                not self.summary or _long_lived(target)):        # ``_remember``, spelled out
+            self.shared_memo[target] = (target, copy, target.__code__, copy.__defaults__,
+                                        copy.__kwdefaults__)
+        return copy
 
     def decide(self, f, level: Level):
         """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""
         if self.closed:
             return f                     # a generator of this run resumed after it ended
+        if type(f) is _METHOD and type(f.__func__) is not _FUNCTION \
+                and plain_c_method(f):   # a C object's C method (``rng.random``): decided
+            func = f.__func__            # once per pair of types (``_remember``, spelled out)
+            if not self.summary or _long_lived(func):
+                level.memo[id(func)] = level.c_last = func
+            return f
         target = f.__func__ if type(f) is types.MethodType else f
         if target is not f and not self.operators and sees_operators(f, self.ctx):
             self.guard_operators()              # a method of an object with operators
@@ -292,16 +330,24 @@ class Run:
             if traced is not None:
                 return traced                            # not memoised: decided per call
         if target is not f and type(target) is not types.FunctionType \
-                and traced_target(target, self.constructors) is not None:
+                and traced_target(target, self.constructor_table()) is not None:
             target = f               # a callable object called directly would be traced
         if not self.summary or _long_lived(target):
             _remember(level.memo, target, _PRIMITIVE)   # a bound method: its function
         return f
 
+    def constructor_table(self) -> dict | None:
+        """class -> its constructor (``classes.constructor``), made on first use; None in a
+        summary run (constructors made per call, none kept: they hold their classes)."""
+        table = self.constructors
+        if table is None and not self.summary:
+            table = self.constructors = {}
+        return table
+
     def traced_object_call(self, f, level: Level):
         """Trace a user class's construction or a callable object's ``__call__``
         (``classes.traced_target``), or None (primitive)."""
-        fn = traced_target(f, self.constructors)
+        fn = traced_target(f, self.constructor_table())
         if fn is None or self.ctx.is_primitive(fn, level.depth + 1):
             return None
         traced = self.instrumented_function(fn)
@@ -322,62 +368,6 @@ class Run:
                 self.ctx.depth_dependent or self.summary):
             return None
         return copy
-
-
-_copies: dict = {}     # id(function) -> (weakref to it, its code, instrumented copy or None)
-_COPIES_BOUND = 256    # the cache holds at most this many copies (and what they capture)
-
-
-def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None,
-                      guarded: bool = False):
-    """The instrumented copy of ``fn`` (cached while fn's code, defaults and closure are
-    unchanged; an entry goes when ``fn`` does), or None when its code cannot be instrumented
-    (the reason goes into ``unsupported``). ``guarded``: see ``instrument``."""
-    key = (id(fn), guarded)
-    hit = _copies.get(key)
-    code = fn.__code__
-    if hit is not None and hit[0]() is fn and hit[1] is code:
-        copy = hit[2]
-        if copy is None or (copy.__defaults__ is fn.__defaults__
-                            and copy.__kwdefaults__ is fn.__kwdefaults__):
-            if copy is None and unsupported is not None:
-                unsupported[code] = _instrument(code, guarded, fn.__globals__).error
-            return copy
-    info = _instrument(code, guarded, fn.__globals__)
-    if info.error is not None:
-        if unsupported is not None:
-            unsupported[fn.__code__] = info.error
-        copy = None
-    else:
-        copy = types.FunctionType(info.new_code, fn.__globals__, fn.__name__, fn.__defaults__,
-                                  fn.__closure__)
-        copy.__kwdefaults__ = fn.__kwdefaults__
-        copy.__qualname__ = fn.__qualname__
-        copy.__dict__.update(fn.__dict__)
-        if info.generator:
-            from .resumable import starter    # (imports this module)
-            copy = starter(copy, info, fn)
-    if info.error is not None and info.transient:
-        return None                      # e.g. a RecursionError: try again next time
-    # the oldest entries; the keys are listed in one C call: ``_forget`` may run at any
-    # bytecode boundary (3.12 collects there) and would break a live iterator over the dict
-    for stale in list(_copies)[: max(0, len(_copies) - _COPIES_BOUND + 1)]:
-        _copies.pop(stale, None)
-    _copies[key] = (weakref.ref(fn, functools.partial(_forget, key)), code, copy)
-    return copy
-
-
-def _forget(key: tuple, ref, copies: dict = _copies) -> None:
-    """``fn`` was collected: drop its entry (unless the id was reused meanwhile). The cache is
-    bound as a default: at interpreter exit the module's globals may already be gone."""
-    hit = copies.get(key)
-    if hit is not None and hit[0] is ref:
-        copies.pop(key, None)
-
-
-def _instrument(code, guarded: bool = False, scope: dict | None = None):
-    from .instrument import instrument
-    return instrument(code, guarded, scope)
 
 
 def _long_lived(f) -> bool:

@@ -34,7 +34,10 @@ def starter(copy: types.FunctionType, info, fn: types.FunctionType):
         if not run.closed:
             frame = generator.cr_frame if coroutine else generator.ag_frame if \
                 asynchronous else generator.gi_frame    # attributes: no call 3.11 counts
-            run.generators[frame] = run.pending
+            generators = run.generators
+            if generators is None:
+                generators = run.generators = {}
+            generators[frame] = run.pending
             run.log.append(made)
             run.log.append(frame)
         return generator
@@ -55,11 +58,14 @@ def enter_generator(mark, args: tuple):
     if run is None or run.closed:
         return _discard, _identity, None
     generators = run.generators
-    if frame not in generators:
+    if generators is None or frame not in generators:
         return _discard, _identity, None
     pair = generators[frame]
     del generators[frame]
-    run.live_generators[frame] = None
+    live = run.live_generators
+    if live is None:
+        live = run.live_generators = {}
+    live[frame] = None
     log = run.log                       # ``append``'s list, appended to as a method (as the
     log.append(mark)                    # hook does: no C call 3.11 counts)
     log.append(frame)
@@ -78,6 +84,8 @@ def resumed(mark, frame, sent, hook):
     level = hook.__self__
     owner = level.run
     live = owner.live_generators
+    if live is None:
+        return _discard, _identity          # (made by ``enter_generator``, which came first)
     # ``_state.run`` (absent in a thread that never ran ``track``), read without a call 3.11
     # counts against the recursion limit (this frame stands one level above the generator's:
     # it may make none, ``headroom``): there ``_state.run`` compares the name with "__dict__"

@@ -1,15 +1,18 @@
 """``track(f, *args, **kwargs)``: run ``f`` instrumented and return its result and tape."""
 from __future__ import annotations
 
-import types
+import sys
+from sys import getprofile, gettrace
+from types import FunctionType, MethodType
 
 from .collector import collector_paused
 from .context import Context
 from .headroom import narrowed, widened
 from .instrument.versions import check_supported
 from .operator_guards import operator_arguments
+from .operator_reach import CLEAR_TYPES
 from .inline_calls import substitution_started
-from .recorder import CO_RESUMABLE, EntryMark, Level, Run
+from .recorder import EntryMark, Level, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .screen import screen
@@ -20,6 +23,20 @@ __all__ = ["track", "traced_call"]
 
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
 _HOOK_FRAMES = 1               # the call hook's frame, at the deepest point (``headroom``)
+
+
+def _checked() -> tuple:
+    """``(sys.version_info, sys.implementation)`` as at import when the tracer supports that
+    interpreter (then ``traced_call`` checks only that they are still the same objects), else
+    ``(None, None)`` (then it checks every time, and refuses)."""
+    try:
+        check_supported()
+    except Exception:
+        return None, None
+    return sys.version_info, sys.implementation
+
+
+_CHECKED = _checked()
 
 
 def track(f, *args, ctx: Context | None = None, values: str = "keep", **kwargs):
@@ -48,31 +65,42 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     ``callers`` is how many of their frames stand between the user's call and this function's
     (``track``'s one): the run's recursion limit is raised by those, this frame and the hook's,
     plus those of the runs this one is nested in (in this thread)."""
-    check_supported()
-    if values not in VALUE_MODES:
+    if sys.version_info is not _CHECKED[0] or sys.implementation is not _CHECKED[1]:
+        check_supported()                 # (the interpreter of the import passed already)
+    if values == "keep":
+        log = None
+    elif values == "summary":
+        log = SummaryLog()
+    else:
         raise ValueError(f"track: values must be one of {VALUE_MODES}, got {values!r}")
-    log = SummaryLog() if values == "summary" else None
     run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT, log)
-    if operator_arguments(args, kwargs, run.ctx, f, run.reached):
+    kind = type(f)
+    # arguments that cannot hold an object (numbers, strings, C objects: ``CLEAR_TYPES``)
+    # need no walk; anything else is walked (``operator_reach``)
+    walk = kwargs or kind is not FunctionType
+    if not walk:
+        for arg in args:
+            if type(arg) not in CLEAR_TYPES:
+                walk = True
+                break
+    if walk and operator_arguments(args, kwargs, run.ctx, f, run.reached):
         run.guard_operators()
-    target = f.__func__ if type(f) is types.MethodType else f
-    traced = None
-    if type(target) is types.FunctionType and not target.__code__.co_flags & CO_RESUMABLE \
-            and not run.ctx.is_primitive(target, 0):    # such a root runs after track
-        traced = run.instrumented_function(target)
+    target = f.__func__ if kind is MethodType else f
+    traced = run.root(target)
     call = f
     if traced is not None:
-        call = traced if target is f else types.MethodType(traced, f.__self__)
+        call = traced if target is f else MethodType(traced, f.__self__)
     state = _recorder_state
     previous = state.run             # one thread-local read and one write each way
     run.frames = frames = previous.frames + callers + 1
     state.run = run
-    filters = screen(run.log)        # None unless the user set a trace or profile function
+    # None unless the user set a trace or profile function (``screen``: two C calls first)
+    filters = None if gettrace() is None and getprofile() is None else screen(run.log)
     try:
         widened(run, frames + _HOOK_FRAMES)     # inside: narrowed whatever happens
         if run.level_class is not Level:
             substitution_started(run)           # ended by ``run.close``
-        result = call(*args, **kwargs)
+        result = call(*args, **kwargs) if kwargs else call(*args)   # (no dict made)
     except BaseException as exc:
         if filters is not None:
             filters.restore()
@@ -81,9 +109,9 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         run.close()
         if log is not None:
             args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
-            _attach(exc, _tape(run, f, traced, args, kwargs, log.summarise(exc), None, True))
+            _attach(exc, _tape(run, f, target, traced, args, kwargs, log.summarise(exc), True))
         else:
-            _attach(exc, _tape(run, f, traced, args, kwargs, exc, None, True))
+            _attach(exc, _tape(run, f, target, traced, args, kwargs, exc, True))
         raise
     if filters is not None:
         filters.restore()
@@ -92,8 +120,8 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     run.close()
     if log is not None:
         args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
-        return result, _tape(run, f, traced, args, kwargs, None, log.summarise(result), False)
-    return result, _tape(run, f, traced, args, kwargs, None, result, False)
+        return result, _tape(run, f, target, traced, args, kwargs, log.summarise(result), False)
+    return result, _tape(run, f, target, traced, args, kwargs, result, False)
 
 
 def _attach(exc: BaseException, tape: Tape) -> None:
@@ -112,11 +140,13 @@ def _attach(exc: BaseException, tape: Tape) -> None:
         pass
 
 
-def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
-    target = f.__func__ if type(f) is types.MethodType else f
+def _tape(run: Run, f, target, traced, args, kwargs, outcome, raised: bool) -> Tape:
+    """The root tape of a run that ended with ``outcome`` (its result, or the exception it
+    raised when ``raised``); ``target``: ``f``, or its function when ``f`` is a bound method."""
     tape = Tape(getattr(target, "__code__", None), target)
-    tape.result, tape.raised = (exc if raised else result), raised
+    tape.result, tape.raised = outcome, raised
     tape.untraced = run.unsupported
+    exc, result = (outcome, None) if raised else (None, outcome)
     if run.summary:
         tape.values = "summary"
         f = tape.fn = run.log.summarise(f)
@@ -127,7 +157,7 @@ def _tape(run: Run, f, traced, args, kwargs, exc, result, raised: bool) -> Tape:
 
     # ``_build`` bound to the tuple of what it needs: one small object per run (a
     # ``functools.partial`` with keywords cost three times as much, per ``track``)
-    tape.defer(types.MethodType(_build, (run, f, args, kwargs, exc, result, raised)))
+    tape.defer(MethodType(_build, (run, f, args, kwargs, exc, result, raised)))
     return tape
 
 
