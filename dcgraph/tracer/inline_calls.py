@@ -13,14 +13,16 @@ the site logs nothing at all (the replay knows the callable from the code); else
 ``CallMark`` and then decides as above, so the replay reads the callable after the mark.
 
 A bound method (``types.MethodType``: ``rng.random``, a Cython method of a C class) is taken
-inline the same way when its pair ``(type(obj), type(func))`` is in ``INLINE_METHODS``: the
-pairs ``operator_guards.plain_c_method`` has accepted in this process (``method_accepted``),
-for which the hook returns the method unchanged in every run and context and guards nothing.
-The site builds the pair with ``type`` calls and a tuple and tests it, all in C.
+inline the same way when ``type(obj)`` is in ``INLINE_OWNERS`` and ``type(func)`` in
+``INLINE_KINDS``: the classes of the pairs ``operator_guards.plain_c_method`` has accepted in
+this process (``method_accepted``), for which the hook returns the method unchanged in every
+run and context and guards nothing. Its verdict is a test of the object's class and a test of
+the function's class, so any pair of an accepted owner and an accepted kind is accepted too.
+The site makes two ``type`` calls and two set tests, all in C.
 
 The one exception to "always returned unchanged" is a context that substitutes callables
 (``Context.substitute``, asked for every call): while any run with such a context is active
-(in any thread) ``INLINE_PRIMITIVES`` and ``INLINE_METHODS`` are empty, so every site calls
+(in any thread) ``INLINE_PRIMITIVES``, ``INLINE_OWNERS`` and ``INLINE_KINDS`` are empty, so every site calls
 the hook (an expecting site after its mark); the last such run to end fills them again. Counted and locked, like
 ``headroom``.
 """
@@ -31,7 +33,7 @@ import types
 
 import numpy as np
 
-__all__ = ["ALWAYS_PRIMITIVE", "INLINE_PRIMITIVES", "INLINE_METHODS", "PLAIN_METHODS",
+__all__ = ["ALWAYS_PRIMITIVE", "INLINE_PRIMITIVES", "INLINE_OWNERS", "INLINE_KINDS", "PLAIN_METHODS",
            "always_primitive", "method_accepted", "substitution_started", "substitution_ended"]
 
 # callables whose decision is "primitive" whatever the context: C functions and methods
@@ -53,10 +55,12 @@ class SiteSet(set):
 # what the call sites test; empty while a substituting run is active
 INLINE_PRIMITIVES: SiteSet = SiteSet(ALWAYS_PRIMITIVE)
 # (class of the object, class of the function) of bound methods ``plain_c_method`` accepted:
-# all of them (``PLAIN_METHODS``, the hook's test), and what the sites test (``INLINE_METHODS``,
-# empty while a substituting run is active)
+# all of them (``PLAIN_METHODS``, the hook's test), and the classes of the objects and of the
+# functions the sites test (``INLINE_OWNERS``, ``INLINE_KINDS``; empty while a substituting
+# run is active)
 PLAIN_METHODS: set = set()
-INLINE_METHODS: SiteSet = SiteSet()
+INLINE_OWNERS: SiteSet = SiteSet()
+INLINE_KINDS: SiteSet = SiteSet()
 _METHODS_BOUND = 4096
 _HEAPTYPE = 1 << 9
 
@@ -86,7 +90,8 @@ def substitution_started(run, state: _Substituting = _substituting) -> None:
     with state.lock:
         state.active[run] = None
         INLINE_PRIMITIVES.clear()
-        INLINE_METHODS.clear()
+        INLINE_OWNERS.clear()
+        INLINE_KINDS.clear()
 
 
 def substitution_ended(run, state: _Substituting = _substituting) -> None:
@@ -94,7 +99,8 @@ def substitution_ended(run, state: _Substituting = _substituting) -> None:
     with state.lock:
         if state.active.pop(run, 0) is None and not state.active:
             INLINE_PRIMITIVES.update(ALWAYS_PRIMITIVE)
-            INLINE_METHODS.update(PLAIN_METHODS)
+            INLINE_OWNERS.update(owner for owner, _ in PLAIN_METHODS)
+            INLINE_KINDS.update(kind for _, kind in PLAIN_METHODS)
 
 
 def method_accepted(pair: tuple, state: _Substituting = _substituting) -> None:
@@ -105,7 +111,9 @@ def method_accepted(pair: tuple, state: _Substituting = _substituting) -> None:
     with state.lock:
         if len(PLAIN_METHODS) >= _METHODS_BOUND:
             PLAIN_METHODS.clear()
-            INLINE_METHODS.clear()
+            INLINE_OWNERS.clear()
+            INLINE_KINDS.clear()
         PLAIN_METHODS.add(pair)
         if not state.active:
-            INLINE_METHODS.add(pair)
+            INLINE_OWNERS.add(pair[0])
+            INLINE_KINDS.add(pair[1])

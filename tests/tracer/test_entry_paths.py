@@ -283,3 +283,17 @@ def test_a_plain_pairs_decision_does_not_stand_for_its_function_bound_to_operato
         assert run.log[-1] is other
     finally:
         run.close()
+
+
+def test_plain_c_methods_verdict_is_a_test_of_each_class():
+    """The sites take a bound method inline when its object's class and its function's class
+    were each in some accepted pair (``inline_calls``): the verdict must factorise."""
+    owners = [np.random.Generator, np.random.RandomState, G, type, int, list]
+    kinds = [type(np.random.default_rng(0).random.__func__), types.BuiltinFunctionType,
+             types.FunctionType, type, types.MethodType]
+    verdict = {(o, k): operator_guards._plain_c_method(o, k) for o in owners for k in kinds}
+    good_owners = {o for (o, k), v in verdict.items() if v}
+    good_kinds = {k for (o, k), v in verdict.items() if v}
+    assert np.random.Generator in good_owners and G not in good_owners
+    assert types.FunctionType not in good_kinds and type not in good_kinds
+    assert verdict == {(o, k): o in good_owners and k in good_kinds for o in owners for k in kinds}

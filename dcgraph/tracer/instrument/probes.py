@@ -12,7 +12,7 @@ from bytecode import Instr, Label
 from ..recorder import _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import delegated
-from ..inline_calls import INLINE_METHODS, INLINE_PRIMITIVES
+from ..inline_calls import INLINE_KINDS, INLINE_OWNERS, INLINE_PRIMITIVES
 from ..events import CALL_MARK
 from ..counted_loops import logged_items
 from .versions import opcode_table
@@ -43,7 +43,8 @@ def log(depth: int, load: list, loc) -> list:
 def hook_site(depth: int, below: int, loc, expected=None) -> list:
     """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
     type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged), or
-    a bound method whose pair of classes is in ``inline_calls.INLINE_METHODS``, is instead
+    a bound method whose object's class is in ``inline_calls.INLINE_OWNERS`` and function's
+    class in ``inline_calls.INLINE_KINDS``, is instead
     logged with ``append`` and kept, without a Python call. ``expected``: the C
     callable the site's callee load gave when instrumented (``CodeInfo.expected``); when the
     callable *is* it and ``INLINE_PRIMITIVES`` is non-empty (no substituting run active), the
@@ -71,7 +72,9 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], known, location=loc),
             Instr("LOAD_CONST", types.MethodType, location=loc), Instr("IS_OP", 0, location=loc),
             Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
-            *_method_pair(loc), Instr("LOAD_CONST", INLINE_METHODS, location=loc),
+            *_method_class(loc, "__self__"), Instr("LOAD_CONST", INLINE_OWNERS, location=loc),
+            Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
+            *_method_class(loc, "__func__"), Instr("LOAD_CONST", INLINE_KINDS, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
             hook, *_call_hook(depth, loc), Instr("JUMP_FORWARD", join, location=loc),
             known, Instr("POP_TOP", location=loc),      # the callable's type
@@ -81,13 +84,10 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
     return seq + [done]
 
 
-def _method_pair(loc) -> list:
-    """Push ``(type(m.__self__), type(m.__func__))`` for the bound method ``m`` on top."""
-    seq = []
-    for k, name in enumerate(("__self__", "__func__")):
-        seq += [*push_callable(type, loc), Instr("COPY", 3 + k, location=loc),
-                Instr("LOAD_ATTR", ops.attr_arg(name), location=loc), *ops.call_instrs(1, loc)]
-    return seq + [Instr("BUILD_TUPLE", 2, location=loc)]
+def _method_class(loc, name: str) -> list:
+    """Push ``type(m.<name>)`` for the bound method ``m`` on top."""
+    return [*push_callable(type, loc), Instr("COPY", 3, location=loc),
+            Instr("LOAD_ATTR", ops.attr_arg(name), location=loc), *ops.call_instrs(1, loc)]
 
 
 def counted_iteration(depth: int, loc) -> list:
