@@ -12,10 +12,18 @@ when the code was instrumented expects it (``CodeInfo.expected``): when the call
 the site logs nothing at all (the replay knows the callable from the code); else it logs a
 ``CallMark`` and then decides as above, so the replay reads the callable after the mark.
 
+A bound method (``types.MethodType``: ``rng.random``, a Cython method of a C class) is taken
+inline the same way when ``type(obj)`` is in ``INLINE_OWNERS`` and ``type(func)`` in
+``INLINE_KINDS``: the classes of the pairs ``operator_guards.plain_c_method`` has accepted in
+this process (``method_accepted``), for which the hook returns the method unchanged in every
+run and context and guards nothing. Its verdict is a test of the object's class and a test of
+the function's class, so any pair of an accepted owner and an accepted kind is accepted too.
+The site makes two ``type`` calls and two set tests, all in C.
+
 The one exception to "always returned unchanged" is a context that substitutes callables
 (``Context.substitute``, asked for every call): while any run with such a context is active
-(in any thread) ``INLINE_PRIMITIVES`` is empty, so every site calls the hook (an expecting
-site after its mark); the last such run to end fills it again. Counted and locked, like
+(in any thread) ``INLINE_PRIMITIVES``, ``INLINE_OWNERS`` and ``INLINE_KINDS`` are empty, so every site calls
+the hook (an expecting site after its mark); the last such run to end fills them again. Counted and locked, like
 ``headroom``.
 """
 from __future__ import annotations
@@ -25,8 +33,8 @@ import types
 
 import numpy as np
 
-__all__ = ["ALWAYS_PRIMITIVE", "INLINE_PRIMITIVES", "always_primitive", "substitution_started",
-           "substitution_ended"]
+__all__ = ["ALWAYS_PRIMITIVE", "INLINE_PRIMITIVES", "INLINE_OWNERS", "INLINE_KINDS", "PLAIN_METHODS",
+           "always_primitive", "method_accepted", "substitution_started", "substitution_ended"]
 
 # callables whose decision is "primitive" whatever the context: C functions and methods
 # (``recorder._BUILTIN_CALLABLES``), and two C types whose instances the hook's ``decide``
@@ -34,9 +42,26 @@ __all__ = ["ALWAYS_PRIMITIVE", "INLINE_PRIMITIVES", "always_primitive", "substit
 ALWAYS_PRIMITIVE = frozenset({types.BuiltinFunctionType, types.MethodWrapperType,
                               types.WrapperDescriptorType, types.MethodDescriptorType,
                               types.ClassMethodDescriptorType, np.ufunc, type(np.sum)})
-# what the call sites test (a set, identity-keyed as a constant: ``bytecode`` cannot marshal
-# types, so it never merges it with another constant); empty while a substituting run is active
-INLINE_PRIMITIVES: set = set(ALWAYS_PRIMITIVE)
+
+
+class SiteSet(set):
+    """A set the call sites load as a constant: never merged with another constant by
+    ``bytecode`` (which merges constants that marshal alike, as two empty sets would; an
+    instance of a subclass cannot be marshalled, so it is keyed by identity)."""
+
+    __slots__ = ()
+
+
+# what the call sites test; empty while a substituting run is active
+INLINE_PRIMITIVES: SiteSet = SiteSet(ALWAYS_PRIMITIVE)
+# (class of the object, class of the function) of bound methods ``plain_c_method`` accepted:
+# all of them (``PLAIN_METHODS``, the hook's test), and the classes of the objects and of the
+# functions the sites test (``INLINE_OWNERS``, ``INLINE_KINDS``; empty while a substituting
+# run is active)
+PLAIN_METHODS: set = set()
+INLINE_OWNERS: SiteSet = SiteSet()
+INLINE_KINDS: SiteSet = SiteSet()
+_METHODS_BOUND = 4096
 _HEAPTYPE = 1 << 9
 
 
@@ -65,6 +90,8 @@ def substitution_started(run, state: _Substituting = _substituting) -> None:
     with state.lock:
         state.active[run] = None
         INLINE_PRIMITIVES.clear()
+        INLINE_OWNERS.clear()
+        INLINE_KINDS.clear()
 
 
 def substitution_ended(run, state: _Substituting = _substituting) -> None:
@@ -72,3 +99,21 @@ def substitution_ended(run, state: _Substituting = _substituting) -> None:
     with state.lock:
         if state.active.pop(run, 0) is None and not state.active:
             INLINE_PRIMITIVES.update(ALWAYS_PRIMITIVE)
+            INLINE_OWNERS.update(owner for owner, _ in PLAIN_METHODS)
+            INLINE_KINDS.update(kind for _, kind in PLAIN_METHODS)
+
+
+def method_accepted(pair: tuple, state: _Substituting = _substituting) -> None:
+    """``operator_guards.plain_c_method`` accepted the pair (class of the object, class of the
+    function) for good: the hook returns such methods at once, and the sites take them inline
+    (from now, or when no substituting run is active any more). Bounded: past the bound both
+    sets start again (those pairs then reach the hook once more)."""
+    with state.lock:
+        if len(PLAIN_METHODS) >= _METHODS_BOUND:
+            PLAIN_METHODS.clear()
+            INLINE_OWNERS.clear()
+            INLINE_KINDS.clear()
+        PLAIN_METHODS.add(pair)
+        if not state.active:
+            INLINE_OWNERS.add(pair[0])
+            INLINE_KINDS.add(pair[1])

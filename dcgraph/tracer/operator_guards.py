@@ -35,6 +35,7 @@ import weakref
 
 import numpy as np
 
+from .inline_calls import PLAIN_METHODS, method_accepted
 from .operator_reach import LEAF_TYPES, namespace_values, reaches_operators
 
 __all__ = ["PLAIN_TYPES", "PLAIN_ATTRIBUTE_TYPES", "DUNDERS", "OPERATOR_NAMES", "GUARDING",
@@ -229,7 +230,8 @@ def plain_c_method(f) -> bool:
     operators (``sees_operators``), in every run and context: its function is not a Python
     function, a class, or an object whose class has a Python ``__call__``; its object is not a
     class, and its class defines no operator in Python; both classes are immutable (C types:
-    ``rng.random``), so the answer, kept per pair of classes, holds for good."""
+    ``rng.random``), so the answer, kept per pair of classes, holds for good; an accepted pair
+    is handed to ``inline_calls.method_accepted`` (the hook and the call sites test it)."""
     key = (type(f.__self__), type(f.__func__))
     known = _c_methods.get(key)
     if known is None:
@@ -237,6 +239,8 @@ def plain_c_method(f) -> bool:
         if len(_c_methods) >= _VERDICTS_BOUND:
             _c_methods.clear()
         _c_methods[key] = known
+    if known and key not in PLAIN_METHODS:
+        method_accepted(key)
     return known
 
 

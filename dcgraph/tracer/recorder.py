@@ -24,7 +24,7 @@ import types
 from .classes import traced_target
 from .copies import _COPIES_BOUND, _copies, instrumented_copy  # noqa: F401 (re-exported)
 from .headroom import with_room
-from .inline_calls import substitution_ended
+from .inline_calls import PLAIN_METHODS, substitution_ended
 from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 
@@ -103,11 +103,10 @@ class Level:
     # Made without ``__init__`` (a class call then its fields: ``Run`` makes the root's, the
     # hook the next one down). ``memo``: decisions (``_remember``); ``pair``: ``(append,
     # hook_method)``, ``hook_method`` the one bound method handed to every frame; ``bound``:
-    # the last (object, copy, copy bound to it); ``c_last``: the last non-Python function
-    # found primitive; ``child``: the level of the calls its frames make (itself when no
+    # the last (object, copy, copy bound to it); ``child``: the level of the calls its frames make (itself when no
     # answer depends on the depth).
     __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
-                 "hook_method", "pair", "child", "bound", "c_last")
+                 "hook_method", "pair", "child", "bound")
 
     def hook(self, f):
         """Log the callable; return it (primitive) or its instrumented copy (traced).
@@ -132,12 +131,13 @@ class Level:
                 return f                 # a primitive
         elif kind is _METHOD:            # a new object per call: the memo holds its function
             func = f.__func__
-            if func is self.c_last:
-                return f                 # (``rng.random``: no ``id`` call, no lookup)
-            entry = self.memo_get(func if type(func) is _FUNCTION else id(func))
+            if type(func) is _FUNCTION:
+                entry = self.memo_get(func)
+            elif (type(f.__self__), type(func)) in PLAIN_METHODS:
+                return f                 # ``rng.random`` (``plain_c_method``): not memoised
+            else:
+                entry = self.memo_get(id(func))
             if entry is func:
-                if type(func) is not _FUNCTION:
-                    self.c_last = func
                 return f
         elif kind in _BUILTIN_CALLABLES:
             return f                     # always primitive; bound ones are new objects per call
@@ -157,7 +157,7 @@ class Level:
             child.memo_get, child.append, child.log = child.memo.get, self.append, self.log
             child.hook_method = child.hook
             child.pair = (child.append, child.hook_method)
-            child.bound, child.c_last = _UNBOUND, None
+            child.bound = _UNBOUND
             run.levels.append(child)
         run.pending = child.pair         # taken by the callee's prologue if it is traced
         if type(entry) is tuple and entry[0] is func:
@@ -225,7 +225,7 @@ class Run:
         root.memo_get, root.log, root.append = memo.get, self.log, self.log_append
         root.hook_method = hook = root.hook
         root.pair = self.pending = (self.log_append, hook)  # the root frame's (append, hook)
-        root.bound, root.c_last = _UNBOUND, None
+        root.bound = _UNBOUND
         self.levels: list[Level] = [root]
         if shared is not None and kind is Level:
             root.child = root           # no answer depends on the depth: one level
@@ -264,7 +264,7 @@ class Run:
             GUARDING.remove(self.guard_token)
         for level in self.levels:
             level.hook_method = level.pair = level.child = None
-            level.bound, level.c_last = _UNBOUND, None
+            level.bound = _UNBOUND
             level.memo_get = _no_entry
         self.pending = _Idle.pending
         self.levels.clear()
@@ -283,7 +283,6 @@ class Run:
             GUARDING.append(self.guard_token)
             for level in self.levels:
                 level.memo.clear()
-                level.c_last = None
 
     def root(self, target):
         """The instrumented copy ``track`` runs for the root's function ``target`` (``f``,
@@ -309,10 +308,9 @@ class Run:
             return f                     # a generator of this run resumed after it ended
         if type(f) is _METHOD and type(f.__func__) is not _FUNCTION \
                 and plain_c_method(f):   # a C object's C method (``rng.random``): decided
-            func = f.__func__            # once per pair of types (``_remember``, spelled out)
-            if not self.summary or _long_lived(func):
-                level.memo[id(func)] = level.c_last = func
-            return f
+            return f                     # once per pair of classes (``PLAIN_METHODS``), and
+                                         # never memoised: a memo entry for its function would
+                                         # decide it bound to a class with operators as well
         target = f.__func__ if type(f) is types.MethodType else f
         if target is not f and not self.operators and sees_operators(f, self.ctx):
             self.guard_operators()              # a method of an object with operators

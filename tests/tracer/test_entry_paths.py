@@ -12,6 +12,7 @@ import pytest
 import dcgraph
 from dcgraph import DepthLimitContext
 from dcgraph.tracer import operator_guards, recorder
+from dcgraph.tracer.inline_calls import PLAIN_METHODS, substitution_ended, substitution_started
 from dcgraph.tracer.operator_reach import CLEAR_TYPES, LEAF_TYPES
 from dcgraph.tracer.summary import SummaryLog
 
@@ -75,9 +76,34 @@ def test_geom_records_the_golden_tape_on_every_path(monkeypatch):
     # the slow paths: per-depth decisions (no shared memo, so no memoised root), and every
     # bound C method decided by ``Run.decide`` in full
     assert str(_geom_tape(ctx=DepthLimitContext(50))) == GEOM_SEED_1
+    # every site through the hook (as while a substituting run is active): the same tapes
+    token = object()
+    substitution_started(token)
+    try:
+        assert str(_geom_tape()) == GEOM_SEED_1
+        assert str(_geom_tape(values="summary")) == summary
+    finally:
+        substitution_ended(token)
     monkeypatch.setattr(recorder, "plain_c_method", lambda f: False)
+    monkeypatch.setattr(recorder, "PLAIN_METHODS", set())
     assert str(_geom_tape()) == GEOM_SEED_1
     assert str(_geom_tape(values="summary")) == summary
+
+
+def test_geoms_bound_c_method_is_taken_inline(monkeypatch):
+    _geom_tape()                                 # its pair accepted
+    seen = []
+    hook = recorder.Level.hook
+
+    def counting(level, fn):
+        seen.append(fn)
+        return hook(level, fn)
+
+    monkeypatch.setattr(recorder.Level, "hook", counting)
+    for _ in range(30):                          # warm: the adaptive interpreter specialises
+        seen.clear()
+        assert str(_geom_tape()) == GEOM_SEED_1
+        assert seen == [geom, geom]              # the two recursive calls; no ``rng.random``
 
 
 def _counting_is_primitive(monkeypatch):
@@ -237,3 +263,37 @@ def test_the_tables_a_run_makes_on_first_use(values):
     result, tape = dcgraph.track(gen_sum, 4, values=values)
     assert result == 14
     tape.lint()
+
+
+def test_a_plain_pairs_decision_does_not_stand_for_its_function_bound_to_operators():
+    """``rng.random`` decided (its pair accepted, nothing memoised), then the same Cython
+    function bound to a ``G`` (``__add__``): still a sign of operators, in the hook as at a
+    site that takes the first inline."""
+    rng, g = np.random.default_rng(0), G(np.random.PCG64(0))
+    assert rng.random.__func__ is g.random.__func__
+    run = recorder.Run(dcgraph.Context())
+    try:
+        level = run.levels[0]
+        first = rng.random
+        assert level.hook(first) is first and not run.operators
+        assert level.hook(rng.random) == first and not run.operators
+        assert (type(rng), type(first.__func__)) in PLAIN_METHODS
+        other = g.random
+        assert level.hook(other) is other and run.operators
+        assert run.log[-1] is other
+    finally:
+        run.close()
+
+
+def test_plain_c_methods_verdict_is_a_test_of_each_class():
+    """The sites take a bound method inline when its object's class and its function's class
+    were each in some accepted pair (``inline_calls``): the verdict must factorise."""
+    owners = [np.random.Generator, np.random.RandomState, G, type, int, list]
+    kinds = [type(np.random.default_rng(0).random.__func__), types.BuiltinFunctionType,
+             types.FunctionType, type, types.MethodType]
+    verdict = {(o, k): operator_guards._plain_c_method(o, k) for o in owners for k in kinds}
+    good_owners = {o for (o, k), v in verdict.items() if v}
+    good_kinds = {k for (o, k), v in verdict.items() if v}
+    assert np.random.Generator in good_owners and G not in good_owners
+    assert types.FunctionType not in good_kinds and type not in good_kinds
+    assert verdict == {(o, k): o in good_owners and k in good_kinds for o in owners for k in kinds}

@@ -3,13 +3,14 @@ for them, the tape is the one the hook would have recorded, and a substituting c
 sees every call, also while other runs record in other threads."""
 import math
 import threading
+import types
 
 import numpy as np
 
 import dcgraph
 from dcgraph.tracer import recorder
-from dcgraph.tracer.inline_calls import (ALWAYS_PRIMITIVE, INLINE_PRIMITIVES, substitution_ended,
-                                         substitution_started)
+from dcgraph.tracer.inline_calls import (ALWAYS_PRIMITIVE, INLINE_KINDS, INLINE_OWNERS, INLINE_PRIMITIVES,
+                                         PLAIN_METHODS, substitution_ended, substitution_started)
 
 
 def sin_loop(x, n):
@@ -64,11 +65,12 @@ def test_c_callables_skip_the_hook_and_are_recorded_as_primitive_calls():
     for _ in range(120):                 # warm: the adaptive interpreter specialises
         rng = np.random.default_rng(1)
         result, tape, seen = _hook_calls(mixed, [0.5, 1.5, 2.5], rng)
-    # C functions, methods, ufuncs and C classes never reach the hook; a Python function and
-    # a Cython method bound to its generator (``types.MethodType``) still do
-    assert [c for c in seen if c is helper or c is float] == [helper] * 3
-    others = [c for c in seen if c is not helper and c is not float]
-    assert [type(c) for c in others] == [type(rng.random)] * 3
+    # C functions, methods, ufuncs, C classes and a Cython method bound to its generator
+    # (``types.MethodType`` of a pair ``plain_c_method`` accepted) never reach the hook; a
+    # Python function still does
+    assert type(rng.random) is types.MethodType
+    assert type(rng) in INLINE_OWNERS and type(rng.random.__func__) in INLINE_KINDS
+    assert seen == [helper] * 3
     assert result == mixed([0.5, 1.5, 2.5], np.random.default_rng(1))
     tape.lint()
     calls = [n.fn for n in tape.nodes if n.kind == "PrimitiveCall"]
@@ -114,6 +116,38 @@ def test_a_substituting_run_that_raises_refills_the_sites():
     else:
         raise AssertionError("KeyError expected")
     assert INLINE_PRIMITIVES == ALWAYS_PRIMITIVE
+    assert (INLINE_OWNERS, INLINE_KINDS) == sited(PLAIN_METHODS)
+
+
+def sited(pairs):
+    """The classes of the objects and of the functions of accepted pairs, as the sites test."""
+    return {owner for owner, _ in pairs}, {kind for _, kind in pairs}
+
+
+def draws(rng):
+    return rng.random() + rng.random()
+
+
+def test_bound_c_methods_reach_the_hook_while_a_substituting_run_is_active():
+    draws(np.random.default_rng(0))
+    dcgraph.track(draws, np.random.default_rng(0))          # the pair accepted
+    pair = (np.random.Generator, type(np.random.default_rng(0).random.__func__))
+    assert pair[0] in INLINE_OWNERS and pair[1] in INLINE_KINDS and pair in PLAIN_METHODS
+    token = object()
+    substitution_started(token)
+    try:
+        assert not INLINE_OWNERS and not INLINE_KINDS and pair in PLAIN_METHODS
+        for _ in range(30):
+            result, tape, seen = _hook_calls(draws, np.random.default_rng(2))
+            assert [getattr(c, "__name__", None) for c in seen] == ["random", "random"]
+    finally:
+        substitution_ended(token)
+    assert (INLINE_OWNERS, INLINE_KINDS) == sited(PLAIN_METHODS)
+    _, inline, seen = _hook_calls(draws, np.random.default_rng(2))
+    assert seen == [] and result == draws(np.random.default_rng(2))
+    tape.lint()
+    inline.lint()
+    assert str(inline) == str(tape)
 
 
 def test_substitution_in_one_thread_while_another_records_plain():

@@ -4,6 +4,7 @@ stack (the run's hook and ``list.append``, pushed by ``prologue``), reached with
 """
 from __future__ import annotations
 
+import types
 from typing import TYPE_CHECKING
 
 from bytecode import Instr, Label
@@ -11,7 +12,7 @@ from bytecode import Instr, Label
 from ..recorder import _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import delegated
-from ..inline_calls import INLINE_PRIMITIVES
+from ..inline_calls import INLINE_KINDS, INLINE_OWNERS, INLINE_PRIMITIVES
 from ..events import CALL_MARK
 from ..counted_loops import logged_items
 from .versions import opcode_table
@@ -41,8 +42,10 @@ def log(depth: int, load: list, loc) -> list:
 
 def hook_site(depth: int, below: int, loc, expected=None) -> list:
     """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
-    type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged) is
-    instead logged with ``append`` and kept, without a Python call. ``expected``: the C
+    type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged), or
+    a bound method whose object's class is in ``inline_calls.INLINE_OWNERS`` and function's
+    class in ``inline_calls.INLINE_KINDS``, is instead
+    logged with ``append`` and kept, without a Python call. ``expected``: the C
     callable the site's callee load gave when instrumented (``CodeInfo.expected``); when the
     callable *is* it and ``INLINE_PRIMITIVES`` is non-empty (no substituting run active), the
     site logs nothing (the replay knows the callable); otherwise it logs ``CALL_MARK`` first,
@@ -63,14 +66,28 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
                 *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc)]
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
+    known, hook = Label(), Label()
     seq += [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
-            Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+            Instr("COPY", 1, location=loc), Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+            Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], known, location=loc),
+            Instr("LOAD_CONST", types.MethodType, location=loc), Instr("IS_OP", 0, location=loc),
+            Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
+            *_method_class(loc, "__self__"), Instr("LOAD_CONST", INLINE_OWNERS, location=loc),
+            Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
+            *_method_class(loc, "__func__"), Instr("LOAD_CONST", INLINE_KINDS, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
-            *_call_hook(depth, loc), Instr("JUMP_FORWARD", join, location=loc), fast,
-            *log(depth, [Instr("COPY", 3, location=loc)], loc), join]
+            hook, *_call_hook(depth, loc), Instr("JUMP_FORWARD", join, location=loc),
+            known, Instr("POP_TOP", location=loc),      # the callable's type
+            fast, *log(depth, [Instr("COPY", 3, location=loc)], loc), join]
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
     return seq + [done]
+
+
+def _method_class(loc, name: str) -> list:
+    """Push ``type(m.<name>)`` for the bound method ``m`` on top."""
+    return [*push_callable(type, loc), Instr("COPY", 3, location=loc),
+            Instr("LOAD_ATTR", ops.attr_arg(name), location=loc), *ops.call_instrs(1, loc)]
 
 
 def counted_iteration(depth: int, loc) -> list:
