@@ -24,6 +24,7 @@ import numpy as np
 
 from .aliasing import flat_write_target
 from .call_replay import CallReplay
+from .fused_runs import CodeFacts, fused_steps
 
 if TYPE_CHECKING:
     from .replay import Replay
@@ -60,6 +61,8 @@ def replay_blocks(info) -> ReplayBlocks:
             following.append(b.fall)
         steps.append(block)
     blocks = ReplayBlocks(steps, following)
+    facts = CodeFacts(info, EVERY_SITE if info.guarded else info.switched, blocks.placeholders)
+    blocks[:] = [fused_steps(facts, block) for block in blocks]
     info.replay_blocks = blocks
     return blocks
 
@@ -96,6 +99,8 @@ class Returned(Exception):
 
 class Frame(CallReplay):
     """The replay of one traced frame into ``tape``."""
+
+    raised_at = None    # the instruction of a fused run that raised (module ``fused_runs``)
 
     def __init__(self, replay: Replay, info, tape: Tape):
         self.r, self.info, self.tape = replay, info, tape
@@ -227,6 +232,8 @@ class Frame(CallReplay):
                         elif self.landing is not None:   # its sub-iterator returned
                             break
             except Missing:
+                if self.raised_at is not None:    # in a fused run: its instruction
+                    i, self.raised_at = self.raised_at, None
                 handler = self.exception_at(i)
                 if handler is None:
                     return
