@@ -30,12 +30,13 @@ import numpy as np
 from .events import MARK_TYPES, Missing
 from .instrument import py311
 from .instrument import semantics311 as s311
+from .instrument import semantics311_flow as s311_flow
 from .instrument.semantics311 import NULL, Folded, Placeholder
 from .naming import added_name
 from .operator_guards import python_inplace
-from ..tape.nodes import PrimitiveCall, append_call
+from ..tape.nodes import EMPTY_NAMES, Node, NO_KEYWORDS, PrimitiveCall, append_call_source
 
-__all__ = ["fused_steps", "CodeFacts", "TEMPLATES"]
+__all__ = ["fused_steps", "CodeFacts", "TEMPLATES", "ENDS_RUN"]
 
 MIN_RUN = 2      # steps a fused run replaces at least (one step gains nothing)
 
@@ -47,9 +48,11 @@ class _Source:
         self.lines: list[str] = []
         self.ns: dict = {"Missing": Missing, "MARK_TYPES": MARK_TYPES, "NULL": NULL,
                          "Placeholder": Placeholder, "Folded": Folded,
-                         "append_call": append_call, "PrimitiveCall": PrimitiveCall,
+                         "new_node": object.__new__, "PrimitiveCall": PrimitiveCall,
+                         "NO_KEYWORDS": NO_KEYWORDS, "EMPTY": EMPTY_NAMES,
                          "ndarray": np.ndarray, "is_mutable": s311._is_mutable,
-                         "python_inplace": python_inplace}
+                         "python_inplace": python_inplace, "pop_n": s311._pop_n,
+                         "Node": Node}
 
     def bind(self, value) -> str:
         name = f"k{len(self.ns)}"
@@ -75,7 +78,8 @@ def _push_call(g: _Source, fn: str, args: str, loc: str, i: int) -> None:
            "    r.pos = pos + 1",
            "else:",
            "    value = r.take()",
-           f"node = append_call(tape, PrimitiveCall, {fn}, {args}, None, value, {loc})",
+           f"args = {args}",
+           *append_call_source("node", "nodes", fn, "args", "value", loc),
            "if type(value) is ndarray and writes:",
            "    r.aliasing.noted(node)",
            "push(node)")
@@ -259,6 +263,31 @@ def _compare_op(g, c, op, i) -> bool:
     return True
 
 
+def _call_311(g, c, op, i) -> bool:
+    """``CALL``: the arguments popped here, the call replayed by ``do_call`` (which may hand
+    the driver a callee: this step ends its run)."""
+    n = int(op.arg)
+    g.emit(f"at = {i}",
+           "if versions:",
+           f"    args = list(pop_n(f, {n}))")
+    g.emit("else:", f"    args = stack[-{n}:]", f"    del stack[-{n}:]") if n else \
+        g.emit("else:", "    args = []")
+    g.emit("callee = pop()")
+    if i in c.s.self_layout:
+        g.emit("args.insert(0, r.resolve(callee) if isinstance(callee, Node) else callee)",
+               "callee = pop()")
+    else:
+        g.emit("pop()")
+    g.emit("names = f.kwnames",
+           "if not names:",
+           f"    f.do_call({i}, callee, args, {{}})",
+           "else:",
+           "    f.kwnames = ()",
+           "    split = len(args) - len(names)",
+           f"    f.do_call({i}, callee, args[:split], dict(zip(names, args[split:])))")
+    return True
+
+
 def _templates() -> dict:
     """Handler function -> template, for the handlers of every supported version."""
     table = {s311._load_fast: _load_fast, s311._load_const: _load_const,
@@ -266,7 +295,7 @@ def _templates() -> dict:
              s311._push_null: _push_null, s311._copy: _copy, s311._swap: _swap,
              s311._load_global: _load_global_311, s311._load_attr: _load_attr_311,
              s311._binary_op: _binary_op, s311._binary_subscr: _binary_subscr,
-             s311._compare_op: _compare_op}
+             s311._compare_op: _compare_op, s311_flow._call: _call_311}
     try:
         from .instrument import semantics312 as s312
         table.update({s312._store_fast: _store_fast_312, s312._load_attr: _load_attr_312})
@@ -279,6 +308,7 @@ def _templates() -> dict:
 
 
 TEMPLATES = _templates()
+ENDS_RUN = frozenset({_call_311})     # templates of steps that may hand the driver a callee
 
 
 class CodeFacts:
@@ -293,7 +323,8 @@ class CodeFacts:
 
 
 _PRELUDE = (("L", "f.locals"), ("tape", "f.tape"), ("r", "f.r"), ("versions", "f.versions"),
-            ("log", "r.log"), ("writes", "r.aliasing.writes"))
+            ("log", "r.log"), ("writes", "r.aliasing.writes"), ("nodes", "f.tape._nodes"),
+            ("nodes_tape", "f.tape"))
 
 
 def _generate(c: CodeFacts, steps: list):
@@ -329,7 +360,8 @@ def fused_steps(c: CodeFacts, block: list) -> list:
     for step in block:
         run.append(step)
         template = TEMPLATES.get(step[0])
-        if template is None or not template(_Source(), c, step[1], step[2]):
+        if template is None or template in ENDS_RUN \
+                or not template(_Source(), c, step[1], step[2]):
             out += _closed(c, run)
             run = []
     out += _closed(c, run)
