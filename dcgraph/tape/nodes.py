@@ -288,12 +288,13 @@ def append_call(tape: Tape, cls: type, fn, args: tuple, kwargs: dict | None, val
     return node
 
 
-def append_call_source(node: str, nodes: str, fn: str, args: str, value: str, loc: str) -> list:
+def append_call_source(node: str, tape: str, nodes: str, fn: str, args: str, value: str,
+                       loc: str) -> list:
     """Python statements doing ``node = append_call(tape, PrimitiveCall, fn, args, None, value,
     loc)`` inline (for generated replay code, ``tracer.fused_runs``): each argument is the
     name of a variable holding it, ``nodes`` the tape's ``_nodes`` list; the namespace must
     bind ``new_node`` to ``object.__new__``, ``PrimitiveCall``, ``NO_KEYWORDS``, ``EMPTY``."""
-    slots = [("tape", f"{nodes}_tape"), ("index", f"len({nodes})"), ("inputs", args),
+    slots = [("tape", tape), ("index", f"len({nodes})"), ("inputs", args),
              ("value", value), ("loc", loc), ("_meta", "None"), ("names", "EMPTY"),
              ("fn", fn), ("fn_node", "None"), ("args", args), ("kwargs", "NO_KEYWORDS"),
              ("method", "False"), ("mutates", "None"), ("result", value), ("via", "None")]

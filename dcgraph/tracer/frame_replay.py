@@ -40,9 +40,16 @@ class ReplayBlocks(list):
     fall-through); ``edges``: one ``(from, to)`` tuple per edge, and ``placeholders``, those
     of sites whose placeholder is the same every time."""
 
-    def __init__(self, steps, following):
+    def __init__(self, steps, following, info=None):
         super().__init__(steps)
         self.following: list = following
+        blocks = info.structure.blocks if info is not None else ()
+        self.starts: list = [b.start for b in blocks]    # per block: its first instruction
+        # per block: the mark read on entering it (None for exception handlers, whose mark
+        # the exception's handling reads), and its phis (None when it has none)
+        self.entry_marks: list = [m if m is not None and not b.handler else None
+                                  for m, b in zip(info.marks, blocks)] if blocks else []
+        self.phis: list = [b.phis or None for b in blocks]
         self.edges: dict = {}
         self.placeholders: dict = {}   # instruction index -> its ``Placeholder`` (handlers)
 
@@ -60,7 +67,7 @@ def replay_blocks(info) -> ReplayBlocks:
         else:
             following.append(b.fall)
         steps.append(block)
-    blocks = ReplayBlocks(steps, following)
+    blocks = ReplayBlocks(steps, following, info)
     facts = CodeFacts(info, EVERY_SITE if info.guarded else info.switched, blocks.placeholders)
     blocks[:] = [fused_steps(facts, block) for block in blocks]
     info.replay_blocks = blocks
@@ -132,14 +139,17 @@ class Frame(CallReplay):
     def use(self):
         """Pop a node for use as an input (resolved to the container's latest version)."""
         n = self.stack.pop()
-        versions = self.versions
-        if versions:
-            v = versions.get(id(getattr(n, "value", None)))
-            if v is not None and v.value is n.value:
-                n = v
-            aliasing = self.r.aliasing
-            if aliasing.writes and type(getattr(n, "value", None)) is ndarray:
-                n = aliasing.refresh(n, self)
+        return self.used(n) if self.versions else n
+
+    def used(self, n):
+        """What ``use`` gives for ``n`` popped while containers have versions: the latest
+        version of its container, refreshed after writes through aliased arrays."""
+        v = self.versions.get(id(getattr(n, "value", None)))
+        if v is not None and v.value is n.value:
+            n = v
+        aliasing = self.r.aliasing
+        if aliasing.writes and type(getattr(n, "value", None)) is ndarray:
+            n = aliasing.refresh(n, self)
         return n
 
     def add(self, node: Node) -> Node:
@@ -211,13 +221,13 @@ class Frame(CallReplay):
         driver (``Replay.drive``) replays completely before resuming this one, and
         ``generators.SUSPENDED`` when this frame, a generator, yields (resumed by the next
         segment, raising at the yield when an exception was thrown in)."""
-        s, marks, steps = self.s, self.info.marks, self.blocks
-        following = steps.following
+        steps = self.blocks
+        following, starts, entry_marks = steps.following, steps.starts, steps.entry_marks
+        phis_of = steps.phis
         bi = 0
         while True:
-            block = s.blocks[bi]
             self.next_block = following[bi]
-            i = block.start
+            i = starts[bi]
             try:
                 for handler, op, i in steps[bi]:
                     handler(self, op, i)
@@ -247,16 +257,16 @@ class Frame(CallReplay):
                 continue
             if nxt is None:
                 raise ReplayError(f"{self.info.code.co_qualname}: fell off block §{bi}")
-            mark = marks[nxt]
-            if mark is not None and not s.blocks[nxt].handler:
+            mark = entry_marks[nxt]
+            if mark is not None:
                 r = self.r
                 pos = r.pos
                 if pos < len(r.log) and r.log[pos] is mark:
                     r.pos = pos + 1
                 else:
                     r.take_mark(mark)
-            phis = s.blocks[nxt].phis
-            if phis:
+            phis = phis_of[nxt]
+            if phis is not None:
                 edges = steps.edges
                 edge = edges.get((bi, nxt))
                 if edge is None:           # one tuple per edge, shared by its phis
