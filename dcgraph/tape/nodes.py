@@ -303,6 +303,17 @@ def append_call_source(node: str, tape: str, nodes: str, fn: str, args: str, val
             f"{nodes}.append({node})"]
 
 
+def append_phi_source(node: str, tape: str, nodes: str, name: str, source: str, edge: str,
+                      names: str) -> list:
+    """Python statements doing ``node = append_phi(tape, name, source, edge, names)`` inline
+    (as ``append_call_source``; the namespace must bind ``new_node`` and ``Phi``)."""
+    slots = [("tape", tape), ("index", f"len({nodes})"), ("inputs", f"({source},)"),
+             ("value", f"{source}.value"), ("loc", "None"), ("_meta", "None"), ("names", names),
+             ("name", name), ("source", source), ("edge", edge)]
+    return [f"{node} = new_node(Phi)", *(f"{node}.{slot} = {expr}" for slot, expr in slots),
+            f"{nodes}.append({node})"]
+
+
 def append_phi(tape: Tape, name: str, source: Node, edge: tuple, names: tuple) -> Phi:
     """``tape.append(Phi(name, source, edge))``; ``names`` is what that Phi's ``names`` would
     be (``(name,)`` for a local, ``()`` for a stack slot), shared between phis of one slot."""

@@ -24,7 +24,8 @@ import numpy as np
 
 from .aliasing import flat_write_target
 from .call_replay import CallReplay
-from .fused_runs import CodeFacts, fused_steps
+from . import fused_runs
+from .fused_runs import CodeFacts, entry_function, fused_steps
 
 if TYPE_CHECKING:
     from .replay import Replay
@@ -50,6 +51,7 @@ class ReplayBlocks(list):
         self.entry_marks: list = [m if m is not None and not b.handler else None
                                   for m, b in zip(info.marks, blocks)] if blocks else []
         self.phis: list = [b.phis or None for b in blocks]
+        self.entries: list = [None] * len(self.phis)   # per block: its phis' ``entry_function``
         self.edges: dict = {}
         self.placeholders: dict = {}   # instruction index -> its ``Placeholder`` (handlers)
 
@@ -70,6 +72,9 @@ def replay_blocks(info) -> ReplayBlocks:
     blocks = ReplayBlocks(steps, following, info)
     facts = CodeFacts(info, EVERY_SITE if info.guarded else info.switched, blocks.placeholders)
     blocks[:] = [fused_steps(facts, block) for block in blocks]
+    if fused_runs.ENABLED:
+        blocks.entries = [entry_function(phis, _local_names) if phis else None
+                          for phis in blocks.phis]
     info.replay_blocks = blocks
     return blocks
 
@@ -223,7 +228,7 @@ class Frame(CallReplay):
         segment, raising at the yield when an exception was thrown in)."""
         steps = self.blocks
         following, starts, entry_marks = steps.following, steps.starts, steps.entry_marks
-        phis_of = steps.phis
+        phis_of, entries = steps.phis, steps.entries
         bi = 0
         while True:
             self.next_block = following[bi]
@@ -271,6 +276,11 @@ class Frame(CallReplay):
                 edge = edges.get((bi, nxt))
                 if edge is None:           # one tuple per edge, shared by its phis
                     edge = edges[(bi, nxt)] = (bi, nxt)
+                entry = entries[nxt]
+                if entry is not None:      # the phis made by generated code (``fused_runs``)
+                    entry(self, edge)
+                    bi = nxt
+                    continue
                 for var in phis:
                     src = self.locals.get(var) if type(var) is str else None
                     if isinstance(src, Node) and not self.versions:   # ``phi``, inlined

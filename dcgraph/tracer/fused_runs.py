@@ -39,10 +39,10 @@ from .instrument.semantics311 import NULL, Folded, Placeholder
 from .naming import added_name
 from . import ops
 from .operator_guards import python_inplace
-from ..tape.nodes import EMPTY_NAMES, NO_KEYWORDS, Constant, Node, PrimitiveCall, \
-    append_call_source
+from ..tape.nodes import EMPTY_NAMES, NO_KEYWORDS, Constant, Node, Phi, PrimitiveCall, \
+    append_call_source, append_phi_source
 
-__all__ = ["fused_steps", "CodeFacts", "TEMPLATES", "ENDS_RUN", "ALONE"]
+__all__ = ["fused_steps", "entry_function", "CodeFacts", "TEMPLATES", "ENDS_RUN", "ALONE"]
 
 MIN_RUN = 2      # steps a fused run replaces at least (one gains nothing, but ``ALONE``'s)
 ENABLED = True   # False: every step replayed by its handler (tests compare the two)
@@ -119,7 +119,7 @@ class _Source:
             return []
         out = [self.var() for _ in names]
         self.emit("if versions:", *(f"    {o} = f.used({n})" for o, n in zip(out, names)),
-                  "else:", f"    {', '.join(out)}, = {', '.join(names)},")
+                  "else:", *(f"    {o} = {n}" for o, n in zip(out, names)))
         return out
 
 
@@ -515,9 +515,11 @@ TEMPLATES = _templates()
 ENDS_RUN = frozenset({_call_311})     # templates of steps that may hand the driver a callee
 ALONE = frozenset({_for_iter_311, _for_iter_312})   # templates that beat their handler alone
 
-_PRELUDE = (("L", "f.locals"), ("tape", "f.tape"), ("r", "f.r"), ("versions", "f.versions"),
+_PRELUDE = (("stack", "f.stack"), ("push", "stack.append"), ("pop", "stack.pop"),
+            ("L", "f.locals"), ("tape", "f.tape"), ("r", "f.r"), ("versions", "f.versions"),
             ("log", "r.log"), ("writes", "r.aliasing.writes"), ("nodes", "tape._nodes"))
-_NEEDS = {"log": ("r",), "writes": ("r",), "nodes": ("tape",)}
+_NEEDS = {"log": ("r",), "writes": ("r",), "nodes": ("tape",), "push": ("stack",),
+          "pop": ("stack",)}
 
 
 def _generate(c: CodeFacts, steps: list):
@@ -536,11 +538,12 @@ def _generate(c: CodeFacts, steps: list):
     g.flush()
     g.ns["placeholders"] = c.placeholders
     used = set(re.findall(r"\b[A-Za-z_]\w*\b", "\n".join(g.lines)))
+    if any(g.unwinds.values()):
+        used.add("stack")
     for name, needs in _NEEDS.items():
         if name in used:
             used.update(needs)
-    prelude = ["stack = f.stack", "push = stack.append", "pop = stack.pop"]
-    prelude += [f"{name} = {value}" for name, value in _PRELUDE if name in used]
+    prelude = [f"{name} = {value}" for name, value in _PRELUDE if name in used]
     unwind = []
     for i, names in g.unwinds.items():
         if names:
@@ -551,6 +554,32 @@ def _generate(c: CodeFacts, steps: list):
              *("    " + line for line in unwind), "        raise"]
     exec(compile("\n".join(lines), "<dcgraph fused run>", "exec"), g.ns)
     return g.ns["run"]
+
+
+def entry_function(phis: list, local_names):
+    """A function ``enter(frame, edge)`` making the phis of a block entered along ``edge``, as
+    ``Frame.phi`` makes them one by one (``local_names``: a local's ``names`` tuple)."""
+    g = _Source()
+    g.ns["Phi"] = Phi
+    lines = ["def enter(f, edge):", "    L = f.locals", "    tape = f.tape",
+             "    nodes = tape._nodes", "    versions = f.versions", "    r = f.r",
+             "    writes = r.aliasing.writes"]
+    for var in phis:
+        if type(var) is not str:           # a stack slot's
+            lines.append(f"    f.phi({g.bind(var)}, edge)")
+            continue
+        name, v = g.bind(var), g.var()
+        lines += ["    src = L.get(" + name + ")",
+                  "    if isinstance(src, Node):",
+                  "        if versions:",
+                  "            src = r.resolve(src)",
+                  *("        " + line for line in append_phi_source(
+                      v, "tape", "nodes", name, "src", "edge", g.bind(local_names(var)))),
+                  f"        if writes and type({v}.value) is ndarray:",
+                  f"            r.aliasing.noted({v})",
+                  f"        L[{name}] = {v}"]
+    exec(compile("\n".join(lines), "<dcgraph fused run>", "exec"), g.ns)
+    return g.ns["enter"]
 
 
 def fused_steps(c: CodeFacts, block: list) -> list:
