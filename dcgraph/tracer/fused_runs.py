@@ -414,19 +414,51 @@ def _for_iter_312(g, c, op, i) -> bool:
 
 def _for_iter(g, c, op, i, exhausted: list) -> bool:
     """``FOR_ITER``: the next item (a ``next_item`` node, or a traced generator's segment), or
-    the loop's exit; the block's targets and exit mark bound in advance."""
+    the loop's exit; the block's targets and exit mark bound in advance. At a counted loop
+    (``counted_loops``) whose iterator is a ``range``'s, the item is counted, not read."""
     block = c.s.blocks[c.s.block_of[i]]
     exit_mark, fall, jump = g.bind(c.info.marks[block.jump]), block.fall, block.jump
     g.flush()
     g.raising(i)
     node = g.var()
-    g.emit("it = stack[-1]",
+    exit_lines = ["    " + line.format(i=i, jump=jump, fall=fall) for line in exhausted]
+    drawn = ["steps[id(it)] = step + 1",
+             "ints = r.ints",
+             "if step < len(ints):",
+             "    args = (it, ints[step])",
+             "elif step == len(ints) and not r.other_ints:   # ``r.literal(step)``, inlined",
+             "    literal = Constant(None, step)",
+             "    ints.append(literal)",
+             "    args = (it, literal)",
+             "else:",
+             "    args = (it, r.literal(step))",
+             *append_call_source(node, "tape", "nodes", g.bind(ops.next_item), "args", "value",
+                                 g.bind(op.loc)),
+             "if writes and type(value) is ndarray:",
+             f"    r.aliasing.noted({node})",
+             f"push({node})"]
+    g.emit("it = stack[-1]")
+    indent = ""
+    if i in c.info.counted_loops:        # ``counted_loops.counted_item``, inlined
+        g.emit("if type(it) is PrimitiveCall and it.fn is iter \\",
+               "        and type(source := it.args[0].value) is range:",
+               "    steps = f.steps",
+               "    step = steps.get(id(it), 0)",
+               "    if step < len(source):",
+               "        value = source[step]",
+               f"        f.next_block = {fall}",
+               *("        " + line for line in drawn),
+               "    else:",
+               *("    " + line for line in exit_lines),
+               "else:")
+        indent = "    "
+    g.emit(*(indent + line for line in (
            "pos = r.pos",
            "ev = log[pos] if pos < len(log) else None",
            "if ev is None or type(ev) in MARK_TYPES:",
            "    ev = r.peek()",
            f"if ev is {exit_mark}:",
-           *("    " + line.format(i=i, jump=jump, fall=fall) for line in exhausted),
+           *exit_lines,
            "else:",
            "    if ev is None or type(ev) in MARK_TYPES:",
            "        value = r.take()",
@@ -440,22 +472,7 @@ def _for_iter(g, c, op, i, exhausted: list) -> bool:
            "    else:",
            "        steps = f.steps",
            "        step = steps.get(id(it), 0)",
-           "        steps[id(it)] = step + 1",
-           "        ints = r.ints",
-           "        if step < len(ints):",
-           "            args = (it, ints[step])",
-           "        elif step == len(ints) and not r.other_ints:   # ``r.literal(step)``, inlined",
-           "            literal = Constant(None, step)",
-           "            ints.append(literal)",
-           "            args = (it, literal)",
-           "        else:",
-           "            args = (it, r.literal(step))",
-           *("        " + line for line in append_call_source(
-               node, "tape", "nodes", g.bind(ops.next_item), "args", "value",
-               g.bind(op.loc))),
-           "        if writes and type(value) is ndarray:",
-           f"            r.aliasing.noted({node})",
-           f"        push({node})")
+           *("        " + line for line in drawn))))
     return True
 
 
