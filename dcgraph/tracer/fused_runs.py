@@ -444,12 +444,13 @@ def _for_iter(g, c, op, i, exhausted: list) -> bool:
                "        and type(source := it.args[0].value) is range:",
                "    steps = f.steps",
                "    step = steps.get(id(it), 0)",
-               "    if step < len(source):",
+               "    try:",
                "        value = source[step]",
+               "    except IndexError:         # (not ``len``: it may exceed sys.maxsize)",
+               *("    " + line for line in exit_lines),
+               "    else:",
                f"        f.next_block = {fall}",
                *("        " + line for line in drawn),
-               "    else:",
-               *("    " + line for line in exit_lines),
                "else:")
         indent = "    "
     g.emit(*(indent + line for line in (
