@@ -24,8 +24,7 @@ import numpy as np
 
 from .aliasing import flat_write_target
 from .call_replay import CallReplay
-from . import fused_runs
-from .fused_runs import CodeFacts, entry_function, fused_steps
+from .fused_runs import CodeFacts, warm_up
 
 if TYPE_CHECKING:
     from .replay import Replay
@@ -54,6 +53,7 @@ class ReplayBlocks(list):
         self.entries: list = [None] * len(self.phis)   # per block: its phis' ``entry_function``
         self.edges: dict = {}
         self.placeholders: dict = {}   # instruction index -> its ``Placeholder`` (handlers)
+        self.mode = None               # the fusion settings they were made under (fused_runs)
 
 
 def replay_blocks(info) -> ReplayBlocks:
@@ -70,11 +70,8 @@ def replay_blocks(info) -> ReplayBlocks:
             following.append(b.fall)
         steps.append(block)
     blocks = ReplayBlocks(steps, following, info)
-    facts = CodeFacts(info, EVERY_SITE if info.guarded else info.switched, blocks.placeholders)
-    blocks[:] = [fused_steps(facts, block) for block in blocks]
-    if fused_runs.ENABLED:
-        blocks.entries = [entry_function(phis, _local_names) if phis else None
-                          for phis in blocks.phis]
+    warm_up(blocks, CodeFacts(info, EVERY_SITE if info.guarded else info.switched,
+                              blocks.placeholders), _local_names)
     info.replay_blocks = blocks
     return blocks
 

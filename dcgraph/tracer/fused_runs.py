@@ -42,10 +42,12 @@ from .operator_guards import python_inplace
 from ..tape.nodes import EMPTY_NAMES, NO_KEYWORDS, Constant, Node, Phi, PrimitiveCall, \
     append_call_source, append_phi_source
 
-__all__ = ["fused_steps", "entry_function", "CodeFacts", "TEMPLATES", "ENDS_RUN", "ALONE"]
+__all__ = ["warm_up", "fuse_block", "fused_steps", "entry_function", "CodeFacts", "TEMPLATES", "ENDS_RUN", "ALONE"]
 
 MIN_RUN = 2      # steps a fused run replaces at least (one gains nothing, but ``ALONE``'s)
 ENABLED = True   # False: every step replayed by its handler (tests compare the two)
+HOT = 50         # entries into a block (over every replay of its code) before it is fused:
+                 # generating a run costs about 150 us, as much as replaying it 100 times saves
 
 
 class CodeFacts:
@@ -604,6 +606,40 @@ def entry_function(phis: list, local_names):
     return g.ns["enter"]
 
 
+def warm_up(blocks, c: CodeFacts, local_names) -> None:
+    """Make ``blocks`` (a code's ``ReplayBlocks``) fuse each block once it is entered ``HOT``
+    times: until then a first step counts the entries (at once when ``HOT`` is 0)."""
+    blocks.mode = (ENABLED, HOT)
+    if not ENABLED:
+        return
+    blocks.facts, blocks.local_names, blocks.entered = c, local_names, [0] * len(blocks)
+    for bi, steps in enumerate(blocks):
+        if HOT <= 0:
+            fuse_block(blocks, bi)
+        elif steps or blocks.phis[bi]:
+            blocks[bi] = [(_count_entry, bi, blocks.starts[bi])] + steps
+
+
+def _count_entry(f, bi, i) -> None:
+    """The first step of a block not fused yet (``op`` is the block's index)."""
+    blocks = f.blocks
+    n = blocks.entered[bi] = blocks.entered[bi] + 1
+    if n >= HOT:
+        fuse_block(blocks, bi)     # for the next entry (this one goes on with its old list)
+
+
+def fuse_block(blocks, bi: int) -> None:
+    """Block ``bi``'s steps fused, and its phis made by generated code (equal results if
+    two threads race)."""
+    steps = blocks[bi]
+    if steps and steps[0][0] is _count_entry:
+        steps = steps[1:]
+    phis = blocks.phis[bi]
+    if phis:
+        blocks.entries[bi] = entry_function(phis, blocks.local_names)
+    blocks[bi] = fused_steps(blocks.facts, steps)
+
+
 def fused_steps(c: CodeFacts, block: list) -> list:
     """``block``'s steps ``(handler, op, index)`` with each run of templated steps, and the step
     after it, replaced by one generated step whose index is the run's last instruction."""
@@ -620,7 +656,7 @@ def fused_steps(c: CodeFacts, block: list) -> list:
 
 
 def _closed(c: CodeFacts, run: list) -> list:
-    if not ENABLED or len(run) < MIN_RUN and not (run and TEMPLATES.get(run[0][0]) in ALONE):
+    if len(run) < MIN_RUN and not (run and TEMPLATES.get(run[0][0]) in ALONE):
         return run
     last = run[-1]
     return [(_generate(c, run), last[1], last[2])]

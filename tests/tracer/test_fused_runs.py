@@ -111,9 +111,19 @@ def unfused():
         _forget_steps()
 
 
+_KEPT: dict = {}   # (id(info), mode) -> (info, its steps in that mode): each made once
+
+
 def _forget_steps():
+    """Each code's steps as made under the current settings (kept per mode: the steps of
+    asyncio's code take a while to fuse)."""
+    mode = (fused_runs.ENABLED, fused_runs.HOT)
     for info in list(rewrite._cache.values()):
-        info.replay_blocks = None
+        blocks = info.replay_blocks
+        if blocks is not None:
+            _KEPT.setdefault((id(info), blocks.mode), (info, blocks))
+        kept = _KEPT.get((id(info), mode))
+        info.replay_blocks = kept[1] if kept is not None and kept[0] is info else None
 
 
 _ADDRESS = re.compile(r"0x[0-9a-f]+")
@@ -193,16 +203,53 @@ def _two_builds(fn, args, **options):
     return tape, again, fused
 
 
-@pytest.mark.parametrize("fn,args", CASES, ids=[f"{f.__name__}{a!r}"[:50] for f, a in CASES])
-def test_fused_replay_equals_the_step_by_step_replay(fn, args):
+@pytest.fixture(params=[0, 3], ids=["fused at once", "fused after 3 entries"])
+def hot(request, monkeypatch):
+    """Blocks fused before their first entry, or after a few (a replay then mixes both)."""
+    monkeypatch.setattr(fused_runs, "HOT", request.param)
+    _forget_steps()
+    yield request.param
+    _forget_steps()
+
+
+@pytest.fixture
+def fused_at_once(monkeypatch):
+    monkeypatch.setattr(fused_runs, "HOT", 0)
+    _forget_steps()
+    yield
+    _forget_steps()
+
+
+def _equal_builds(fn, args):
     tape, again, _ = _two_builds(fn, args)
     tape.lint()
     again.lint()
     _Compare().tapes(tape, again)
 
 
+@pytest.mark.parametrize("fn,args", CASES, ids=[f"{f.__name__}{a!r}"[:50] for f, a in CASES])
+def test_fused_replay_equals_the_step_by_step_replay(fn, args, fused_at_once):
+    _equal_builds(fn, args)
+
+
+MIXED = OWN + corners.ALL
+
+
+@pytest.mark.parametrize("fn,args", MIXED, ids=[f"{f.__name__}{a!r}"[:50] for f, a in MIXED])
+def test_a_replay_fusing_blocks_as_they_warm_up_equals_the_step_by_step_one(fn, args,
+                                                                           monkeypatch):
+    monkeypatch.setattr(fused_runs, "HOT", 3)    # loops fuse their blocks while replayed
+    _forget_steps()
+    try:
+        _equal_builds(fn, args)
+    finally:
+        monkeypatch.undo()
+        _forget_steps()
+
+
 def test_the_sin_loop_is_replayed_by_fused_runs():
-    _, tape = dcgraph.track(sin_loop, 3)
+    _forget_steps()
+    _, tape = dcgraph.track(sin_loop, fused_runs.HOT + 2)
     tape.nodes
     infos = [info for info in rewrite._cache.values()
              if info.code is sin_loop.__code__ and info.replay_blocks is not None]
@@ -213,7 +260,7 @@ def test_the_sin_loop_is_replayed_by_fused_runs():
     assert len(fused) >= 2          # the body: loads, multiply, call; then add and store
 
 
-def test_the_comparison_sees_a_wrong_template(monkeypatch):
+def test_the_comparison_sees_a_wrong_template(monkeypatch, hot):
     """A template that forgets to name the stored node makes the two tapes differ."""
     store = semantics().HANDLERS["STORE_FAST"]
 
@@ -223,18 +270,24 @@ def test_the_comparison_sees_a_wrong_template(monkeypatch):
         return True
 
     monkeypatch.setitem(fused_runs.TEMPLATES, store, unnamed_store)
-    _forget_steps()
+    _forget_all()
     try:
         tape, again, _ = _two_builds(sin_loop, (4,))
         with pytest.raises(AssertionError, match="names"):
             _Compare().tapes(tape, again)
     finally:
         monkeypatch.undo()
-        _forget_steps()
+        _forget_all()
+
+
+def _forget_all():
+    _KEPT.clear()
+    for info in list(rewrite._cache.values()):
+        info.replay_blocks = None
 
 
 @pytest.mark.parametrize("fn,args", OWN, ids=[f.__name__ for f, _ in OWN])
-def test_summary_runs_fused_equal_unfused(fn, args):
+def test_summary_runs_fused_equal_unfused(fn, args, hot):
     """``values="summary"`` logs drop references while read: two runs, one build each."""
     fused = _tape(fn, args, values="summary")
     fused.nodes
