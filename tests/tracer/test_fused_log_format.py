@@ -58,6 +58,16 @@ CASES = [(sin_loop, (30,)), (sin_loop, (0,)), (past_maxsize, (3,)),
 IDS = [f"{f.__name__}{a!r}"[:50] for f, a in CASES]
 
 
+@pytest.fixture(autouse=True, params=[0, 3], ids=["fused at once", "fused after 3 entries"])
+def hot(request, monkeypatch):
+    """Blocks fused before their first entry, or after a few (a replay then mixes both)."""
+    monkeypatch.setattr(fused_runs, "HOT", request.param)
+    fused_cases._forget_steps()
+    yield request.param
+    monkeypatch.undo()
+    fused_cases._forget_steps()
+
+
 def _equal_builds(fn, args, **options):
     tape, again, _ = fused_cases._two_builds(fn, args, **options)
     tape.lint()
@@ -104,10 +114,11 @@ def _fused_indices(info) -> set:
 
 @pytest.mark.parametrize("fn,args", [(sin_loop, (3,)), (counted.nested, (3,)),
                                      (expecting.sin_loop, (0.3, 2))])
-def test_counted_loops_and_expected_calls_are_fused(fn, args):
+def test_counted_loops_and_expected_calls_are_fused(fn, args, hot):
     """The comparisons above go through the templates: each counted ``FOR_ITER`` and each
     expecting ``CALL`` is (the last step of) a generated step."""
-    dcgraph.track(fn, *args)[1].nodes
+    for _ in range(hot + 1):
+        dcgraph.track(fn, *args)[1].nodes
     info = _replayed(fn.__code__)
     assert info.counted_loops and info.expected
     fused = _fused_indices(info)
@@ -211,11 +222,12 @@ def test_a_template_reading_items_of_a_counted_loop_is_caught(monkeypatch):
 
     monkeypatch.setitem(fused_runs.TEMPLATES, for_iter, blind)
     monkeypatch.setattr(fused_runs, "ALONE", fused_runs.ALONE | {blind})
-    fused_cases._forget_steps()
+    fused_cases._forget_all()
     try:
         with pytest.raises((ReplayError, AssertionError)):
             _equal_builds(sin_loop, (4,))
     finally:
-        monkeypatch.undo()
-        fused_cases._forget_steps()
+        monkeypatch.setitem(fused_runs.TEMPLATES, for_iter, template)
+        monkeypatch.setattr(fused_runs, "ALONE", fused_runs.ALONE - {blind})
+        fused_cases._forget_all()
     _equal_builds(sin_loop, (4,))
