@@ -20,6 +20,11 @@ instruction may hand the driver a callee. When an instruction of a run raises ``
 step leaves the stack as that instruction's handler would and records the instruction's index
 in ``frame.raised_at``.
 
+The log is read as the handlers read it: a counted loop's ``FOR_ITER`` (``counted_loops``)
+counts a ``range``'s items instead of reading them, and a ``CALL`` is replayed by ``do_call``,
+which reads the callable, or nothing where the site expects it (``CodeInfo.expected``;
+``tests/tracer/test_fused_log_format.py``).
+
 Generated code contains no text from the traced program: names, literals and locations are
 bound through the function's namespace under generated names.
 """
