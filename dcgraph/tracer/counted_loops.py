@@ -2,9 +2,11 @@
 
 A loop ``for i in range(...)`` whose iterable is the value of a call site expecting ``range``
 (``CodeInfo.expected``), iterated at once (``GET_ITER`` right after the call, ``FOR_ITER`` right
-after it) is a *counted loop* (``CodeInfo.counted_loops``: its ``FOR_ITER`` index). Its
-``FOR_ITER`` has no probe. Before ``GET_ITER`` the instrumented code tests the iterable's exact
-type (``instrument.probes.counted_iteration``):
+after it), outside generator code (a generator may be resumed by another run than the one that
+started the loop, and ``logged_items`` would keep logging to the first), is a *counted loop*
+(``CodeInfo.counted_loops``: its ``FOR_ITER`` index). Its ``FOR_ITER`` has no probe. Before
+``GET_ITER`` the instrumented code tests the iterable's exact type
+(``instrument.probes.counted_iteration``):
 
 - a ``range``: its iterator is a new object that only this ``FOR_ITER`` reads, so the k-th item
   is ``iterable[k]`` and the loop ends after ``len(iterable)`` items; nothing is logged for them

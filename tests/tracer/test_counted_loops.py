@@ -111,8 +111,9 @@ def drains(n):
     return [v for v in countdown(n)] + [math.fsum(range(n))]
 
 
-def test_a_counted_loop_in_a_traced_generator():
+def test_a_loop_in_a_traced_generator_is_logged(logs):
     tape = _built(drains, 3)
+    assert [e for e in logs[-1] if type(e) is int] == [3, 2, 1]    # the generator's items
     assert tape.returned.value == [1.5, 1.0, 0.5, 3.0]
     assert [n.value for n in tape.walk() if n.kind == "Yield"] == [1.5, 1.0, 0.5]
 

@@ -131,7 +131,9 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         if not guarded and ops.GUARDED_OPERATORS:
             info.switched = switch_sites(s, scope)
         info.expected = static_callees(s, scope, always_primitive)
-        info.counted_loops = counted_loops(s.instrs, info.expected, ops.CALLS)
+        if not info.generator:           # (a generator may resume in another run: its
+            # ``logged_items`` would log to the run that started the loop)
+            info.counted_loops = counted_loops(s.instrs, info.expected, ops.CALLS)
         for k in info.counted_loops:
             info.probe[k] = None         # the replay counts the items (``counted_loops``)
         out = _emit(info, s, bc, info.expected)
