@@ -288,6 +288,29 @@ def _call_311(g, c, op, i) -> bool:
     return True
 
 
+def _call_313(g, c, op, i) -> bool:
+    """3.13's ``CALL`` (not ``CALL_KW``): [callable, self or NULL, args]."""
+    if op.name != "CALL":
+        return False
+    args = _operands(g, int(op.arg))
+    (held, _), (callee, _) = g.pop(), g.pop()
+    if held != "NULL":                  # (a NULL pushed in this run is known here)
+        v = g.var()
+        g.emit(f"if {held} is NULL:",
+               f"    {v} = [{', '.join(args)}]",
+               "else:",
+               f"    {v} = [r.resolve({held}) if isinstance({held}, Node) else {held}, "
+               f"{', '.join(args)}]")
+        g.flush()
+        g.raising(i)
+        g.emit(f"f.do_call({i}, {callee}, {v}, {{}})")
+        return True
+    g.flush()
+    g.raising(i)
+    g.emit(f"f.do_call({i}, {callee}, [{', '.join(args)}], {{}})")
+    return True
+
+
 def _do_call(g, i, callee: str, args: list) -> None:
     g.flush()
     g.raising(i)
@@ -408,7 +431,7 @@ def _templates() -> dict:
                   s312._for_iter: _for_iter_312, s312._end_for: _end_for_312,
                   s313._to_bool: _nothing, s313._load_global: _load_global_313,
                   s313._load_attr: _load_attr_313, s313._end_for: _end_for_313,
-                  s313._load_fast: _load_fast_313,
+                  s313._load_fast: _load_fast_313, s313._call: _call_313,
                   s313._load_fast_load_fast: _two_locals(("load", "load")),
                   s313._store_fast_load_fast: _two_locals(("store", "load")),
                   s313._store_fast_store_fast: _two_locals(("store", "store"))})
@@ -416,5 +439,5 @@ def _templates() -> dict:
 
 
 TEMPLATES = _templates()
-ENDS_RUN = frozenset({_call_311})     # templates of steps that may hand the driver a callee
+ENDS_RUN = frozenset({_call_311, _call_313})   # steps that may hand the driver a callee
 ALONE = frozenset({_for_iter_311, _for_iter_312})   # templates that beat their handler alone
