@@ -67,7 +67,8 @@ def _store_local(g, arg, shares_first_name: bool) -> None:
         return
     if shares_first_name:
         g.emit(f"L[{name}] = {v}",
-               f"if getattr({v}, 'tape', None) is tape:",
+               *_is_of_tape(v),
+               "if named:",
                f"    if not {v}.names:",
                f"        {v}.names = {g.bind(added_name((), arg))}",
                f"    elif {name} not in {v}.names:",
@@ -77,8 +78,14 @@ def _store_local(g, arg, shares_first_name: bool) -> None:
                f"    L.pop({name}, None)",
                "else:",
                f"    L[{name}] = {v}",
-               f"    if getattr({v}, 'tape', None) is tape and {name} not in {v}.names:",
+               *("    " + line for line in _is_of_tape(v)),
+               f"    if named and {name} not in {v}.names:",
                f"        {v}.names += ({name},)")
+
+
+def _is_of_tape(v: str) -> list:
+    """``named = getattr(v, "tape", None) is tape`` (cheaper for nodes: no call)."""
+    return ["try:", f"    named = {v}.tape is tape", "except AttributeError:", "    named = False"]
 
 
 def _pop_top(g, c, op, i) -> bool:
@@ -362,8 +369,9 @@ def _for_iter(g, c, op, i, exhausted: list) -> bool:
            "        push(segment)",
            "    else:",
            "        steps = f.steps",
-           "        step = steps.get(id(it), 0)",
-           "        steps[id(it)] = step + 1",
+           "        key = id(it)",
+           "        step = steps.get(key, 0)",
+           "        steps[key] = step + 1",
            "        ints = r.ints",
            "        if step < len(ints):",
            "            args = (it, ints[step])",
