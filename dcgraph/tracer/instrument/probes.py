@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 ops = opcode_table()     # the running interpreter's opcode tables
 
-__all__ = ["HIDDEN", "after", "counted_iteration", "delegation", "hook_site", "landing", "log", "prologue", "push_callable",
-           "resume"]
+__all__ = ["HIDDEN", "after", "counted_iteration", "delegation", "hook_site", "landing", "log",
+           "prologue", "push_callable", "resume"]
 
 HIDDEN = 2          # stack slots under the frame's own values: hook, append
 
