@@ -85,6 +85,12 @@ class RunSource:
         self.emit(f"{indent}at = {i}")
         self.unwinds[i] = [name for name, _ in self.pending]
 
+    def operands(self, n: int) -> list:
+        """``n`` operands popped as the handlers pop them (``f.use()``, top first), bottom
+        first."""
+        popped = [self.pop()[0] for _ in range(n)]
+        return self.used(popped)[::-1]
+
     def used(self, names: list) -> list:
         """``f.use()`` of entries popped in this order: resolved when containers have versions."""
         if not names:

@@ -18,8 +18,9 @@ from .instrument import semantics311 as s311
 from .instrument import semantics311_flow as s311_flow
 from .instrument.semantics311 import Placeholder
 from .naming import added_name
-from . import ops
 from ..tape.nodes import append_call_source
+from .fused_flow import (ALONE, ENDS_RUN, call_311, call_313, end_for_312, end_for_313,
+                         for_iter_311, for_iter_312)
 
 __all__ = ["TEMPLATES", "ENDS_RUN", "ALONE"]
 
@@ -212,12 +213,6 @@ def _load_attr_313(g, c, op, i) -> bool:
     return _load_attr_312(g, c, op, i, null_after=True)
 
 
-def _operands(g, n: int) -> list:
-    """``n`` operands popped as the handlers pop them (``f.use()``, top first), bottom first."""
-    popped = [g.pop()[0] for _ in range(n)]
-    return g.used(popped)[::-1]
-
-
 def _new_call(g, c, fn: str, args: list, loc: str, i: int, indent: str = "") -> str:
     """The next logged value and one PrimitiveCall of it (``semantics311._push_call``);
     returns the node's variable."""
@@ -240,7 +235,7 @@ def _binary_op(g, c, op, i) -> bool:
     if i in c.guarded_sites:
         return False
     fn, loc = g.bind(py311.BINARY_OPS[op.arg]), g.bind(op.loc)
-    a, b = _operands(g, 2)
+    a, b = g.operands(2)
     if op.arg < py311.INPLACE_FIRST:
         g.push(_new_call(g, c, fn, [a, b], loc, i), fresh=True)
         return True
@@ -260,7 +255,7 @@ def _binary_op(g, c, op, i) -> bool:
 def _binary_subscr(g, c, op, i) -> bool:
     if i in c.guarded_sites:
         return False
-    k = _operands(g, 2)
+    k = g.operands(2)
     g.push(_new_call(g, c, g.bind(operator.getitem), k, g.bind(op.loc), i), fresh=True)
     return True
 
@@ -268,7 +263,7 @@ def _binary_subscr(g, c, op, i) -> bool:
 def _compare_op(g, c, op, i) -> bool:
     k = py311.compare_index(op.arg)
     fn, symbol = py311.COMPARE_OPS[k], py311.COMPARE_SYMBOLS[k]
-    a, b = _operands(g, 2)
+    a, b = g.operands(2)
     if i in c.info.folded:
         v = g.var()
         g.emit(f"{v} = Folded({g.bind(symbol)}, ({a}, {b}))")
@@ -276,146 +271,6 @@ def _compare_op(g, c, op, i) -> bool:
     else:
         args = [a, b] if fn is not operator.contains else [b, a]
         g.push(_new_call(g, c, g.bind(fn), args, g.bind(op.loc), i), fresh=True)
-    return True
-
-
-def _call_311(g, c, op, i) -> bool:
-    """``CALL``: operands popped here, the call replayed by ``do_call`` (which may hand the
-    driver a callee: this step ends its run)."""
-    args = _operands(g, int(op.arg))
-    callee, _ = g.pop()
-    if i in c.s.self_layout:            # [function, self, args]: self is the first argument
-        first, callee = callee, g.pop()[0]
-        v = g.var()
-        g.emit(f"{v} = r.resolve({first}) if isinstance({first}, Node) else {first}")
-        args = [v] + args
-    else:
-        g.pop()                         # the NULL under the callable
-    _do_call(g, i, callee, args)
-    return True
-
-
-def _call_313(g, c, op, i) -> bool:
-    """3.13's ``CALL`` (not ``CALL_KW``): [callable, self or NULL, args]."""
-    if op.name != "CALL":
-        return False
-    args = _operands(g, int(op.arg))
-    (held, _), (callee, _) = g.pop(), g.pop()
-    if held != "NULL":                  # (a NULL pushed in this run is known here)
-        v = g.var()
-        g.emit(f"if {held} is NULL:",
-               f"    {v} = [{', '.join(args)}]",
-               "else:",
-               f"    {v} = [r.resolve({held}) if isinstance({held}, Node) else {held}, "
-               f"{', '.join(args)}]")
-        g.flush()
-        g.raising(i)
-        g.emit(f"f.do_call({i}, {callee}, {v}, {{}})")
-        return True
-    g.flush()
-    g.raising(i)
-    g.emit(f"f.do_call({i}, {callee}, [{', '.join(args)}], {{}})")
-    return True
-
-
-def _do_call(g, i, callee: str, args: list) -> None:
-    g.flush()
-    g.raising(i)
-    g.emit(f"args = [{', '.join(args)}]",
-           "names = f.kwnames",
-           "if not names:",
-           f"    f.do_call({i}, {callee}, args, {{}})",
-           "else:",
-           "    f.kwnames = ()",
-           "    split = len(args) - len(names)",
-           f"    f.do_call({i}, {callee}, args[:split], dict(zip(names, args[split:])))")
-
-
-def _for_iter_311(g, c, op, i) -> bool:
-    return _for_iter(g, c, op, i, ["pop()", "f.branch({i}, it, {jump}, {fall}, True, False, "
-                                             "'exhausted')"])
-
-
-def _for_iter_312(g, c, op, i) -> bool:
-    """3.12: on exhaustion a None is pushed (``END_FOR`` pops it and the iterator)."""
-    return _for_iter(g, c, op, i, ["push(r.literal(None))", "f.branch({i}, stack[-2], {jump}, "
-                                   "{fall}, True, False, 'exhausted')"])
-
-
-def _for_iter(g, c, op, i, exhausted: list) -> bool:
-    """``FOR_ITER``: the next item (a ``next_item`` node, or a traced generator's segment), or
-    the loop's exit; the block's targets and exit mark bound in advance. At a counted loop
-    (``counted_loops``) whose iterator is a ``range``'s, the item is counted, not read."""
-    block = c.s.blocks[c.s.block_of[i]]
-    exit_mark, fall, jump = g.bind(c.info.marks[block.jump]), block.fall, block.jump
-    g.flush()
-    g.raising(i)
-    node = g.var()
-    exit_lines = ["    " + line.format(i=i, jump=jump, fall=fall) for line in exhausted]
-    drawn = ["steps[key] = step + 1",
-             "ints = r.ints",
-             "if step < len(ints):",
-             "    args = (it, ints[step])",
-             "elif step == len(ints) and not r.other_ints:   # ``r.literal(step)``, inlined",
-             "    literal = Constant(None, step)",
-             "    ints.append(literal)",
-             "    args = (it, literal)",
-             "else:",
-             "    args = (it, r.literal(step))",
-             *append_call_source(node, "tape", "nodes", g.bind(ops.next_item), "args", "value",
-                                 g.bind(op.loc)),
-             "if writes and type(value) is ndarray:",
-             f"    r.aliasing.noted({node})",
-             f"push({node})"]
-    g.emit("it = stack[-1]")
-    indent = ""
-    if i in c.info.counted_loops:        # ``counted_loops.counted_item``, inlined
-        g.emit("if type(it) is PrimitiveCall and it.fn is iter \\",
-               "        and type(source := it.args[0].value) is range:",
-               "    steps = f.steps",
-               "    key = id(it)",
-               "    step = steps.get(key, 0)",
-               "    try:",
-               "        value = source[step]",
-               "    except IndexError:         # (not ``len``: it may exceed sys.maxsize)",
-               *("    " + line for line in exit_lines),
-               "    else:",
-               f"        f.next_block = {fall}",
-               *("        " + line for line in drawn),
-               "else:")
-        indent = "    "
-    g.emit(*(indent + line for line in (
-           "pos = r.pos",
-           "ev = log[pos] if pos < len(log) else None",
-           "if ev is None or type(ev) in MARK_TYPES:",
-           "    ev = r.peek()",
-           f"if ev is {exit_mark}:",
-           *exit_lines,
-           "else:",
-           "    if ev is None or type(ev) in MARK_TYPES:",
-           "        value = r.take()",
-           "    else:",
-           "        value = ev",
-           "        r.pos += 1",
-           f"    f.next_block = {fall}",
-           "    segment = None if r.resumed is None else resumed_item(f, value, it.value)",
-           "    if segment is not None:",
-           "        push(segment)",
-           "    else:",
-           "        steps = f.steps",
-           "        key = id(it)",
-           "        step = steps.get(key, 0)",
-           *("        " + line for line in drawn))))
-    return True
-
-
-def _end_for_312(g, c, op, i) -> bool:
-    g.pop(), g.pop()
-    return True
-
-
-def _end_for_313(g, c, op, i) -> bool:
-    g.pop()
     return True
 
 
@@ -448,17 +303,17 @@ def _templates() -> dict:
              s311._kw_names: _kw_names,
              s311._load_global: _load_global_311, s311._load_attr: _load_attr_311,
              s311._binary_op: _binary_op, s311._binary_subscr: _binary_subscr,
-             s311._compare_op: _compare_op, s311_flow._call: _call_311,
-             s311_flow._for_iter: _for_iter_311}
+             s311._compare_op: _compare_op, s311_flow._call: call_311,
+             s311_flow._for_iter: for_iter_311}
     try:
         from .instrument import semantics312 as s312, semantics313 as s313
     except ImportError:            # (a version module this interpreter cannot load)
         return table
     table.update({s312._store_fast: _store_fast_312, s312._load_attr: _load_attr_312,
-                  s312._for_iter: _for_iter_312, s312._end_for: _end_for_312,
+                  s312._for_iter: for_iter_312, s312._end_for: end_for_312,
                   s313._to_bool: _nothing, s313._load_global: _load_global_313,
-                  s313._load_attr: _load_attr_313, s313._end_for: _end_for_313,
-                  s313._load_fast: _load_fast_313, s313._call: _call_313,
+                  s313._load_attr: _load_attr_313, s313._end_for: end_for_313,
+                  s313._load_fast: _load_fast_313, s313._call: call_313,
                   s313._load_fast_load_fast: _two_locals(("load", "load")),
                   s313._store_fast_load_fast: _two_locals(("store", "load")),
                   s313._store_fast_store_fast: _two_locals(("store", "store"))})
@@ -466,5 +321,3 @@ def _templates() -> dict:
 
 
 TEMPLATES = _templates()
-ENDS_RUN = frozenset({_call_311, _call_313})   # steps that may hand the driver a callee
-ALONE = frozenset({_for_iter_311, _for_iter_312})   # templates that beat their handler alone
