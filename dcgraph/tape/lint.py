@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import inspect
 
-from .nodes import (Argument, Branch, Constant, LintError, NestedCall, Node, Phi, PrimitiveCall,
-                   Raise, Return, Tape, Yield)
+from .nodes import (EMPTY_NAMES, Argument, Branch, Constant, LintError, NestedCall, Node, Phi,
+                    PrimitiveCall, Raise, Return, Tape, Yield)
 
 __all__ = ["lint_tape"]
 
@@ -69,16 +69,18 @@ class _Lint:
         for i, n in enumerate(nodes):
             if n.tape is not tape or n.index != i:
                 _fail(tape, n, f"index/tape mismatch (position {i})")
-            for j, r in enumerate(n.inputs):
+            inputs = n.inputs
+            for r in inputs:
                 if isinstance(r, Node):  # ``reference``'s two common cases, inlined:
                     rt = r.tape
                     if rt is tape and 0 <= (k := r.index) < i and nodes[k] is r:
                         continue         # an earlier node of this tape
                     if rt is None and type(r) is Constant:
                         continue         # a shared literal
+                j = next(j for j, x in enumerate(inputs) if x is r)
                 reference(tape, n, r, f"input {j}", i)
             names = n.names
-            if names_ok.get(id(names)) is not names:
+            if names is not _NO_NAMES and names_ok.get(id(names)) is not names:
                 if not _names_ok(names):
                     _fail(tape, n, f"names must be a tuple of distinct strings: {names!r:.80}")
                 names_ok[id(names)] = names
@@ -150,6 +152,7 @@ class _Lint:
 
 
 _ABSENT = object()
+_NO_NAMES = EMPTY_NAMES    # the shared empty ``names`` (valid: checked once here, not per node)
 # frames with segments: generator, coroutine, async generator
 _CO_GENERATOR = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 

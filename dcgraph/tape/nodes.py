@@ -263,6 +263,7 @@ NODE_KINDS = (Argument, Constant, PrimitiveCall, NestedCall, Branch, Phi, Return
 # ``__init__`` sets it (``tests/tape/test_node_builders.py`` compares them).
 _new = object.__new__
 _EMPTY: tuple = ()
+EMPTY_NAMES = _EMPTY   # the ``names`` of a node bound to no name (one shared empty tuple)
 
 
 def append_call(tape: Tape, cls: type, fn, args: tuple, kwargs: dict | None, value, loc,
@@ -285,6 +286,32 @@ def append_call(tape: Tape, cls: type, fn, args: tuple, kwargs: dict | None, val
         node.child = None
     nodes.append(node)
     return node
+
+
+def append_call_source(node: str, tape: str, nodes: str, fn: str, args: str, value: str,
+                       loc: str) -> list:
+    """Python statements doing ``node = append_call(tape, PrimitiveCall, fn, args, None, value,
+    loc)`` inline (for generated replay code, ``tracer.fused_runs``): each argument is the
+    name of a variable holding it, ``nodes`` the tape's ``_nodes`` list; the namespace must
+    bind ``new_node`` to ``object.__new__``, ``PrimitiveCall``, ``NO_KEYWORDS``, ``EMPTY``."""
+    slots = [("tape", tape), ("index", f"len({nodes})"), ("inputs", args),
+             ("value", value), ("loc", loc), ("_meta", "None"), ("names", "EMPTY"),
+             ("fn", fn), ("fn_node", "None"), ("args", args), ("kwargs", "NO_KEYWORDS"),
+             ("method", "False"), ("mutates", "None"), ("result", value), ("via", "None")]
+    return [f"{node} = new_node(PrimitiveCall)",
+            *(f"{node}.{slot} = {expr}" for slot, expr in slots),
+            f"{nodes}.append({node})"]
+
+
+def append_phi_source(node: str, tape: str, nodes: str, name: str, source: str, edge: str,
+                      names: str) -> list:
+    """Python statements doing ``node = append_phi(tape, name, source, edge, names)`` inline
+    (as ``append_call_source``; the namespace must bind ``new_node`` and ``Phi``)."""
+    slots = [("tape", tape), ("index", f"len({nodes})"), ("inputs", f"({source},)"),
+             ("value", f"{source}.value"), ("loc", "None"), ("_meta", "None"), ("names", names),
+             ("name", name), ("source", source), ("edge", edge)]
+    return [f"{node} = new_node(Phi)", *(f"{node}.{slot} = {expr}" for slot, expr in slots),
+            f"{nodes}.append({node})"]
 
 
 def append_phi(tape: Tape, name: str, source: Node, edge: tuple, names: tuple) -> Phi:

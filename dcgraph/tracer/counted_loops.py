@@ -62,5 +62,7 @@ def counted_item(f, it):
     source = it.args[0].value
     if type(source) is not range:
         return None
-    step = f.steps.get(id(it), 0)
-    return source[step] if step < len(source) else EXHAUSTED
+    try:
+        return source[f.steps.get(id(it), 0)]
+    except IndexError:                   # (not ``len``: a range may hold over sys.maxsize)
+        return EXHAUSTED

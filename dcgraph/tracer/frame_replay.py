@@ -24,6 +24,7 @@ import numpy as np
 
 from .aliasing import flat_write_target
 from .call_replay import CallReplay
+from .fused_runs import CodeFacts, warm_up
 
 if TYPE_CHECKING:
     from .replay import Replay
@@ -39,11 +40,20 @@ class ReplayBlocks(list):
     fall-through); ``edges``: one ``(from, to)`` tuple per edge, and ``placeholders``, those
     of sites whose placeholder is the same every time."""
 
-    def __init__(self, steps, following):
+    def __init__(self, steps, following, info=None):
         super().__init__(steps)
         self.following: list = following
+        blocks = info.structure.blocks if info is not None else ()
+        self.starts: list = [b.start for b in blocks]    # per block: its first instruction
+        # per block: the mark read on entering it (None for exception handlers, whose mark
+        # the exception's handling reads), and its phis (None when it has none)
+        self.entry_marks: list = [m if m is not None and not b.handler else None
+                                  for m, b in zip(info.marks, blocks)] if blocks else []
+        self.phis: list = [b.phis or None for b in blocks]
+        self.entries: list = [None] * len(self.phis)   # per block: its phis' ``entry_function``
         self.edges: dict = {}
         self.placeholders: dict = {}   # instruction index -> its ``Placeholder`` (handlers)
+        self.mode = None               # the fusion settings they were made under (fused_runs)
 
 
 def replay_blocks(info) -> ReplayBlocks:
@@ -59,7 +69,9 @@ def replay_blocks(info) -> ReplayBlocks:
         else:
             following.append(b.fall)
         steps.append(block)
-    blocks = ReplayBlocks(steps, following)
+    blocks = ReplayBlocks(steps, following, info)
+    warm_up(blocks, CodeFacts(info, EVERY_SITE if info.guarded else info.switched,
+                              blocks.placeholders), _local_names)
     info.replay_blocks = blocks
     return blocks
 
@@ -97,6 +109,8 @@ class Returned(Exception):
 class Frame(CallReplay):
     """The replay of one traced frame into ``tape``."""
 
+    raised_at = None    # the instruction of a fused run that raised (module ``fused_runs``)
+
     def __init__(self, replay: Replay, info, tape: Tape):
         self.r, self.info, self.tape = replay, info, tape
         self.s = info.structure
@@ -127,14 +141,17 @@ class Frame(CallReplay):
     def use(self):
         """Pop a node for use as an input (resolved to the container's latest version)."""
         n = self.stack.pop()
-        versions = self.versions
-        if versions:
-            v = versions.get(id(getattr(n, "value", None)))
-            if v is not None and v.value is n.value:
-                n = v
-            aliasing = self.r.aliasing
-            if aliasing.writes and type(getattr(n, "value", None)) is ndarray:
-                n = aliasing.refresh(n, self)
+        return self.used(n) if self.versions else n
+
+    def used(self, n):
+        """What ``use`` gives for ``n`` popped while containers have versions: the latest
+        version of its container, refreshed after writes through aliased arrays."""
+        v = self.versions.get(id(getattr(n, "value", None)))
+        if v is not None and v.value is n.value:
+            n = v
+        aliasing = self.r.aliasing
+        if aliasing.writes and type(getattr(n, "value", None)) is ndarray:
+            n = aliasing.refresh(n, self)
         return n
 
     def add(self, node: Node) -> Node:
@@ -206,13 +223,13 @@ class Frame(CallReplay):
         driver (``Replay.drive``) replays completely before resuming this one, and
         ``generators.SUSPENDED`` when this frame, a generator, yields (resumed by the next
         segment, raising at the yield when an exception was thrown in)."""
-        s, marks, steps = self.s, self.info.marks, self.blocks
-        following = steps.following
+        steps = self.blocks
+        following, starts, entry_marks = steps.following, steps.starts, steps.entry_marks
+        phis_of, entries = steps.phis, steps.entries
         bi = 0
         while True:
-            block = s.blocks[bi]
             self.next_block = following[bi]
-            i = block.start
+            i = starts[bi]
             try:
                 for handler, op, i in steps[bi]:
                     handler(self, op, i)
@@ -227,6 +244,8 @@ class Frame(CallReplay):
                         elif self.landing is not None:   # its sub-iterator returned
                             break
             except Missing:
+                if self.raised_at is not None:    # in a fused run: its instruction
+                    i, self.raised_at = self.raised_at, None
                 handler = self.exception_at(i)
                 if handler is None:
                     return
@@ -240,20 +259,25 @@ class Frame(CallReplay):
                 continue
             if nxt is None:
                 raise ReplayError(f"{self.info.code.co_qualname}: fell off block §{bi}")
-            mark = marks[nxt]
-            if mark is not None and not s.blocks[nxt].handler:
+            mark = entry_marks[nxt]
+            if mark is not None:
                 r = self.r
                 pos = r.pos
                 if pos < len(r.log) and r.log[pos] is mark:
                     r.pos = pos + 1
                 else:
                     r.take_mark(mark)
-            phis = s.blocks[nxt].phis
-            if phis:
+            phis = phis_of[nxt]
+            if phis is not None:
                 edges = steps.edges
                 edge = edges.get((bi, nxt))
                 if edge is None:           # one tuple per edge, shared by its phis
                     edge = edges[(bi, nxt)] = (bi, nxt)
+                entry = entries[nxt]
+                if entry is not None:      # the phis made by generated code (``fused_runs``)
+                    entry(self, edge)
+                    bi = nxt
+                    continue
                 for var in phis:
                     src = self.locals.get(var) if type(var) is str else None
                     if isinstance(src, Node) and not self.versions:   # ``phi``, inlined

@@ -39,7 +39,8 @@ class Replay:
         self.writers: dict = {}        # id(cell) or (filename, name) -> node last stored there
         self.pending_raises: list = []
         self.int_literals: dict = {}   # (type, value) -> shared literal Constant
-        self.ints: dict = {}           # int -> its shared literal (the common case, one lookup)
+        self.ints: list = []           # [k]: the shared literal of k, for k = 0, 1, ... (loop
+        self.other_ints: dict = {}     # steps count up from 0); int -> literal for the rest
         self.aliasing = ArrayAliasing()
         self.mutated_arguments: dict = {}   # id(callable) -> (callable, ops.mutated_argument)
         self.raised_by: dict = {}      # id(exception) -> the node whose value was raised
@@ -126,9 +127,17 @@ class Replay:
     def literal(self, value) -> Constant:
         """A shared literal for small ints and names made up by the replay."""
         if type(value) is int:
-            c = self.ints.get(value)
+            ints = self.ints
+            if 0 <= value < len(ints):
+                return ints[value]
+            c = self.other_ints.get(value)
             if c is None:
-                c = self.ints[value] = Constant(None, value)
+                c = Constant(None, value)
+            if value == len(ints):       # the next of 0, 1, ...: listed (8 bytes, not a key)
+                ints.append(c)
+                self.other_ints.pop(value, None)
+            else:
+                self.other_ints[value] = c
             return c
         key = (type(value), value)
         c = self.int_literals.get(key)

@@ -97,3 +97,38 @@ def test_calls_without_keywords_share_a_read_only_empty_dict():
     rounded = tape.find(fn=round)[0]
     assert list(rounded.kwargs) == ["ndigits"] and rounded.kwargs["ndigits"].value == 1
     assert rounded.value == 0.3
+
+
+def _run_source(lines: list, **names):
+    from dcgraph.tape.nodes import EMPTY_NAMES, NO_KEYWORDS
+    ns = {"new_node": object.__new__, "PrimitiveCall": PrimitiveCall, "Phi": Phi,
+          "NO_KEYWORDS": NO_KEYWORDS, "EMPTY": EMPTY_NAMES, **names}
+    exec("\n".join(lines), ns)
+    return ns["node"]
+
+
+def test_generated_call_source_equals_constructor():
+    """``append_call_source`` (the fused replay's inline node) makes the constructor's node."""
+    from dcgraph.tape.nodes import append_call_source
+    one, two = Tape(), Tape()
+    a1, a2 = one.append(Argument("x", 2.0)), two.append(Argument("x", 2.0))
+    made = one.append(PrimitiveCall(math.log, [a1], None, 0.69, None))
+    fast = _run_source(append_call_source("node", "tape", "nodes", "fn", "args", "value", "loc"),
+                       tape=two, nodes=two._nodes, fn=math.log, args=(a2,), value=0.69, loc=None)
+    assert two._nodes[-1] is fast and fast.index == made.index and fast.tape is two
+    assert fast.args is fast.inputs and [n.index for n in fast.args] == [0]
+    for node in (made, fast):
+        node.tape = node.inputs = node.args = None
+    _same(made, fast)
+
+
+def test_generated_phi_source_equals_constructor():
+    from dcgraph.tape.nodes import append_phi_source
+    tape = Tape()
+    src = tape.append(Argument("t", 1.5))
+    made = tape.append(Phi("t", src, (0, 2)))
+    fast = _run_source(append_phi_source("node", "tape", "nodes", "name", "src", "edge", "names"),
+                       tape=tape, nodes=tape._nodes, name="t", src=src, edge=(0, 2), names=("t",))
+    assert fast.index == made.index + 1
+    fast.index = made.index
+    _same(made, fast)

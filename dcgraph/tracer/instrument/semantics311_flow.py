@@ -136,9 +136,9 @@ def _drawn(f, r, it, value, i) -> None:
     steps = f.steps
     step = steps.get(id(it), 0)
     steps[id(it)] = step + 1
-    literal = r.ints.get(step)
+    ints = r.ints
     node = append_call(f.tape, PrimitiveCall, ops.next_item,
-                       (it, literal if literal is not None else r.literal(step)), None, value,
+                       (it, ints[step] if step < len(ints) else r.literal(step)), None, value,
                        f.ops[i].loc)             # ``f.call``, inlined
     if r.aliasing.writes and type(value) is ndarray:
         r.aliasing.noted(node)
