@@ -2,27 +2,11 @@
 iterable is a ``range``; the replay counts them. Anything else under the same code is logged
 item by item (``logged_items``), and the tapes are those of the plain replay."""
 import math
-import sys
 
 import pytest
 
 import dcgraph
 from dcgraph.tracer.events import CALL_MARK
-
-
-@pytest.fixture
-def logs(monkeypatch):
-    """The event logs the replay reads (one per tape built), in order."""
-    seen = []
-    track_module = sys.modules["dcgraph.tracer.track"]
-    replay = track_module.Replay
-
-    def reading(log, *rest):
-        seen.append(list(log))
-        return replay(log, *rest)
-
-    monkeypatch.setattr(track_module, "Replay", reading)
-    return seen
 
 
 def _built(f, *args, **kwargs):

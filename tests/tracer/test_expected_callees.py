@@ -3,7 +3,6 @@ gave when instrumented) log nothing for it when it is that callable; otherwise a
 and then the callable, as at any site. The replay reads both, and the tapes are the ones the
 hook would have recorded."""
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -23,21 +22,6 @@ def sin_loop(x, n):
 class SinToCos(dcgraph.Context):
     def substitute(self, fn, depth):
         return math.cos if fn is math.sin else None
-
-
-@pytest.fixture
-def logs(monkeypatch):
-    """The event logs the replay reads (one per tape built), in order."""
-    seen = []
-    track_module = sys.modules["dcgraph.tracer.track"]
-    replay = track_module.Replay
-
-    def reading(log, *rest):
-        seen.append(list(log))
-        return replay(log, *rest)
-
-    monkeypatch.setattr(track_module, "Replay", reading)
-    return seen
 
 
 def _built(f, *args, **kwargs):
