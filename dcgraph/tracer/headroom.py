@@ -53,21 +53,29 @@ _headroom = _Headroom()
 
 
 def widened(run, extra: int, room: _Headroom = _headroom) -> None:
-    """``run`` starts and needs ``extra`` frames: raise the limit if it has fewer. (Two C calls
-    and a lock round when the limit needs no change: part of every ``track``'s fixed cost.)"""
+    """``run`` starts and needs ``extra`` frames: raise the limit if it has fewer. (Part of
+    every ``track``'s fixed cost: with no other run active, a lock round, two C calls and a
+    few stores.)"""
     with room.lock:
         active = room.active
-        active[run] = extra
         limit = getrecursionlimit()
-        if limit != room.base + room.applied:
-            room.base, room.applied = limit, 0      # the user's limit, perhaps set meanwhile
-        want = extra if len(active) == 1 else max(active.values())
-        if want != room.applied:
-            try:
-                setrecursionlimit(room.base + want)
-            except RecursionError:   # this thread is deeper than the new limit: left as it is
+        applied = room.applied
+        if limit != room.base + applied:
+            room.base, room.applied, applied = limit, 0, 0   # the user's limit, perhaps set
+        if active:                                           # meanwhile
+            active[run] = extra
+            want = max(active.values())
+            if want == applied:
                 return
-            room.applied = want
+        else:
+            active[run] = want = extra
+            if want == applied:
+                return
+        try:
+            setrecursionlimit(room.base + want)
+        except RecursionError:       # this thread is deeper than the new limit: left as it is
+            return
+        room.applied = want
 
 
 def narrowed(run, room: _Headroom = _headroom) -> None:
@@ -78,10 +86,11 @@ def narrowed(run, room: _Headroom = _headroom) -> None:
         if active.pop(run, None) is None:
             return
         limit = getrecursionlimit()
-        if limit != room.base + room.applied:
-            room.base, room.applied = limit, 0      # the user's limit, perhaps set meanwhile
-        want = max(active.values()) if active else 0
-        if want != room.applied:
+        applied = room.applied
+        if limit != room.base + applied:
+            room.base, room.applied, applied = limit, 0, 0   # the user's limit, perhaps set
+        want = max(active.values()) if active else 0         # meanwhile
+        if want != applied:
             try:
                 setrecursionlimit(room.base + want)
             except RecursionError:   # this thread is deeper than the new limit: left as it is

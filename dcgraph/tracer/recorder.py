@@ -22,8 +22,10 @@ import threading
 import types
 
 from .classes import traced_target
+from .context import Context as _CONTEXT
 from .copies import _COPIES_BOUND, _copies, instrumented_copy  # noqa: F401 (re-exported)
 from .headroom import with_room
+from .roots import known as known_root, remember as remember_root
 from .inline_calls import PLAIN_METHODS, substitution_ended
 from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
@@ -57,6 +59,7 @@ class _State(threading.local):
 
 
 _state = _State()
+_IDLE_PENDING = _Idle.pending
 _TOO_DEEP = ("first called at the recursion limit (no frame left to decide it): recorded as a "
              "primitive")
 _TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded as a primitive"
@@ -210,25 +213,38 @@ class Run:
     def __init__(self, ctx, log: list | None = None):
         self.ctx = ctx
         # a ``summary.SummaryLog`` (``summary``: memoise long-lived callables only) is logged
-        # to through its ``logged``; the hook appends to ``log`` itself. ``constructors``:
-        # class -> its constructor (``classes.constructor``), none kept for a summary log
+        # to through its ``logged``; the hook appends to ``log`` itself. ``reached``: objects
+        # found clear of operators (``operator_reach``), kept alive so that their ids stay
+        # theirs; none in a summary run, which must not keep the program's objects alive
         if log is None:
-            self.summary, self.log = False, []
-            self.log_append = self.log.append
+            self.summary, self.reached = False, {}
+            self.log = log = []
+            self.log_append = append = log.append
         else:
-            self.summary, self.log, self.log_append = True, log, log.logged
-        shared = self.shared_memo = {} if not ctx.depth_dependent else None
-        kind = self.level_class = SubstitutingLevel if ctx.substitutes() else Level
+            self.summary, self.reached = True, None
+            self.log, self.log_append = log, log.logged
+            append = log.logged
+        # (a plain ``Context`` substitutes nothing and is not depth-dependent: no calls)
+        if type(ctx) is _CONTEXT:
+            kind, memo = Level, {}
+            self.shared_memo = memo
+        else:
+            kind = SubstitutingLevel if ctx.substitutes() else Level
+            memo = self.shared_memo = {} if not ctx.depth_dependent else None
+        self.level_class = kind
         root = kind()                   # the root's level, always needed
-        root.run, root.depth, root.child_depth, root.child = self, 0, 1, None
-        root.memo = memo = shared if shared is not None else {}
-        root.memo_get, root.log, root.append = memo.get, self.log, self.log_append
-        root.hook_method = hook = root.hook
-        root.pair = self.pending = (self.log_append, hook)  # the root frame's (append, hook)
-        root.bound = _UNBOUND
-        self.levels: list[Level] = [root]
-        if shared is not None and kind is Level:
+        root.run, root.depth, root.child_depth = self, 0, 1
+        if memo is None:
+            memo, root.child = {}, None
+        elif kind is Level:
             root.child = root           # no answer depends on the depth: one level
+        else:
+            root.child = None
+        root.memo, root.memo_get, root.log, root.append = memo, memo.get, log, append
+        root.hook_method = hook = root.hook
+        root.pair = self.pending = (append, hook)  # the root frame's (append, hook)
+        root.bound = _UNBOUND
+        self.levels = [root]
         # ``unsupported``: code -> reason it was not instrumented. The other tables are made
         # on first use (None until then, as most runs need none; made by a dict display, no
         # call). Generator frame objects (the log holds them anyway; hashed by identity, and
@@ -236,15 +252,12 @@ class Run:
         # ``generators``, frame -> the (append, hook) of its level, made here;
         # ``live_generators``, frame -> None, started here and logging. ``dispatch``: per
         # class (or pair), ``operators``' decisions. ``constructors``: see
-        # ``constructor_table``.
+        # ``constructor_table``. ``log_end``: len(log) at close (a generator resumed later
+        # logs past it). ``operators``: guards are on (``guard_operators``).
         self.unsupported = {}
-        self.generators = self.live_generators = self.dispatch = self.constructors = None
-        self.closed = False
-        self.log_end = None             # len(log) at close: a generator resumed later logs past it
-        self.operators = False          # guards are on (``guard_operators``)
-        # objects found clear of operators (``operator_reach``), kept alive so that their ids
-        # stay theirs; not in a summary run, which must not keep the program's objects alive
-        self.reached: dict | None = {} if log is None else None
+        self.generators = self.live_generators = self.dispatch = self.constructors = \
+            self.log_end = None
+        self.closed = self.operators = False
 
     def close(self) -> None:
         """The run is over: drop the levels, which refer back to the run, so the run is freed
@@ -264,12 +277,11 @@ class Run:
             GUARDING.remove(self.guard_token)
         for level in self.levels:
             level.hook_method = level.pair = level.child = None
-            level.bound = _UNBOUND
-            level.memo_get = _no_entry
-        self.pending = _Idle.pending
+            level.bound, level.memo_get = _UNBOUND, _no_entry
+        self.pending = _IDLE_PENDING
         self.levels.clear()
-        self.shared_memo = None         # the memo keeps the callables it saw alive
-        self.constructors = self.dispatch = None        # (so do these)
+        self.shared_memo = self.constructors = self.dispatch = None
+        # (the memo and the tables keep the callables they saw alive)
         if self.reached:
             self.reached = {}
 
@@ -290,12 +302,17 @@ class Run:
         a Python function, or is a generator or coroutine function (its body would run after
         ``track``), or the context keeps it primitive, or it cannot be instrumented. Where no
         answer depends on the depth, its calls inside the run (a recursion) find it decided."""
-        if type(target) is not _FUNCTION or target.__code__.co_flags & CO_RESUMABLE \
-                or self.ctx.is_primitive(target, 0):
+        if type(target) is not _FUNCTION:
             return None
-        if not self.operators and guards_operators(target, self.ctx, self.reached):
-            self.guard_operators()
-        copy = instrumented_copy(target, self.unsupported, self.operators)
+        copy = None if self.operators or self.summary else known_root(target, self.ctx)
+        if copy is None:                 # (``roots``: decided by an earlier run, unchanged)
+            if target.__code__.co_flags & CO_RESUMABLE or self.ctx.is_primitive(target, 0):
+                return None
+            if not self.operators and guards_operators(target, self.ctx, self.reached):
+                self.guard_operators()
+            copy = instrumented_copy(target, self.unsupported, self.operators)
+            if copy is not None and not self.operators and not self.summary:
+                remember_root(target, self.ctx, copy)
         if copy is not None and self.shared_memo is not None and (
                 not self.summary or _long_lived(target)):        # ``_remember``, spelled out
             self.shared_memo[target] = (target, copy, target.__code__, copy.__defaults__,

@@ -1,0 +1,88 @@
+"""A root's decision remembered across runs, where nothing it depends on can have changed.
+
+``track(f, ...)`` decides its root ``f`` on every call (``Run.root``: the context's
+``is_primitive``, the operator scan of ``guards_operators``, the instrumented copy): about a
+microsecond, most of ``track``'s fixed cost on a small function. ``remember(fn, ctx, copy)``
+keeps the verdict "traced as ``copy``, no operators within reach" when every input of that
+verdict is an identity the next run can test: a plain ``Context`` (its ``is_primitive`` reads
+only its ``primitive`` set, empty, and its ``primitive_modules``), ``fn``'s code, defaults and
+module, no closure and no keyword defaults (cells and dicts change in place), no ``__dict__``
+entry that makes it primitive, and global names whose values the scan never enters (numbers,
+strings, functions, library modules, C classes, absent names): then the same identities give
+the same verdict. ``known(fn, ctx)`` is the copy when they all still hold, else None (decide as
+usual). An entry holds a weak reference to ``fn`` and goes when ``fn`` does; at most
+``_ROOTS_BOUND`` are kept (the oldest go first).
+"""
+from __future__ import annotations
+
+import functools
+import types
+import weakref
+
+from .context import Context
+from .operator_reach import LEAF_TYPES
+
+__all__ = ["known", "remember"]
+
+_ROOTS: dict = {}      # id(fn) -> (weakref to fn, primitive_modules, module, code, defaults,
+                       #            (name, value) of its global names, copy)
+_ROOTS_BOUND = 256
+_HEAPTYPE = 1 << 9
+_MODULE = types.ModuleType
+
+
+def known(fn: types.FunctionType, ctx):
+    """The copy remembered for ``fn`` as the root of a run under ``ctx`` (not guarding
+    operators, keeping values), or None."""
+    hit = _ROOTS.get(id(fn))
+    if hit is None or type(ctx) is not Context or hit[0]() is not fn or hit[3] is not fn.__code__ \
+            or hit[4] is not fn.__defaults__ or fn.__kwdefaults__ is not None \
+            or fn.__closure__ is not None or hit[1] is not ctx.primitive_modules \
+            or hit[2] is not fn.__module__ or ctx.primitive or "_dcgraph_vjp" in fn.__dict__:
+        return None
+    scope = fn.__globals__
+    for name, value in hit[5]:
+        if scope.get(name) is not value:
+            return None
+    return hit[6]
+
+
+def remember(fn: types.FunctionType, ctx, copy) -> None:
+    """``fn``, the root of a run under ``ctx``, was found traced as ``copy`` with no operators
+    within reach: keep that where ``known`` can test every input of the verdict."""
+    if type(ctx) is not Context or ctx.primitive or fn.__closure__ is not None \
+            or fn.__kwdefaults__ is not None or "_dcgraph_vjp" in fn.__dict__ \
+            or fn.__defaults__ is not None and not LEAF_TYPES.issuperset(map(type,
+                                                                            fn.__defaults__)):
+        return
+    scope = fn.__globals__
+    values = tuple((name, scope.get(name)) for name in dict.fromkeys(fn.__code__.co_names))
+    if not all(_opaque(v, ctx) for _, v in values):
+        return
+    key = id(fn)
+    for stale in list(_ROOTS)[: max(0, len(_ROOTS) - _ROOTS_BOUND + 1)]:
+        _ROOTS.pop(stale, None)          # (keys listed in one C call, see ``copies``)
+    _ROOTS[key] = (weakref.ref(fn, functools.partial(_forget, key)), ctx.primitive_modules,
+                   fn.__module__, fn.__code__, fn.__defaults__, values, copy)
+
+
+def _opaque(value, ctx) -> bool:
+    """Does the operator scan (``guards_operators``) decide ``value`` by its identity alone
+    (it never looks inside it)?"""
+    kind = type(value)
+    if value is None or kind in LEAF_TYPES and kind is not _MODULE:
+        return True
+    if kind is _MODULE:
+        name = value.__name__
+        if not isinstance(name, str):
+            return False
+        from .operator_guards import _library_module
+        return _library_module(name, ctx)
+    return issubclass(kind, type) and not value.__flags__ & _HEAPTYPE
+
+
+def _forget(key, ref, roots: dict = _ROOTS) -> None:
+    """``fn`` was collected: drop its entry (unless the id was reused meanwhile)."""
+    hit = roots.get(key)
+    if hit is not None and hit[0] is ref:
+        roots.pop(key, None)
