@@ -4,14 +4,14 @@
 ``is_primitive``, the operator scan of ``guards_operators``, the instrumented copy): about a
 microsecond, most of ``track``'s fixed cost on a small function. ``remember(fn, ctx, copy)``
 keeps the verdict "traced as ``copy``, no operators within reach" when every input of that
-verdict is an identity the next run can test: a plain ``Context`` (its ``is_primitive`` reads
-only its ``primitive`` set, empty, and its ``primitive_modules``), ``fn``'s code, defaults and
-module, no closure and no keyword defaults (cells and dicts change in place), no ``__dict__``
-entry that makes it primitive, and global names whose values the scan never enters (numbers,
-strings, functions, library modules, C classes, absent names): then the same identities give
-the same verdict. ``known(fn, ctx)`` is the copy when they all still hold, else None (decide as
-usual). An entry holds a weak reference to ``fn`` and goes when ``fn`` does; at most
-``_ROOTS_BOUND`` are kept (the oldest go first).
+verdict is an identity the next run can test: a plain ``Context`` (its own ``is_primitive``,
+which reads only its ``primitive`` set, empty, and its ``primitive_modules``), ``fn``'s code,
+defaults and module, no closure and no keyword defaults (cells and dicts change in place), no
+``__dict__`` entry that makes it primitive, and global names whose values the scan never
+enters (numbers, strings, functions, library modules, C classes, absent names): then the same
+identities give the same verdict. ``known(fn, ctx)`` is the copy when they all still hold,
+else None (decide as usual). An entry holds a weak reference to ``fn`` and goes when ``fn``
+does; at most ``_ROOTS_BOUND`` are kept (the oldest go first).
 """
 from __future__ import annotations
 
@@ -29,13 +29,15 @@ _ROOTS: dict = {}      # id(fn) -> (weakref to fn, primitive_modules, module, co
 _ROOTS_BOUND = 256
 _HEAPTYPE = 1 << 9
 _MODULE = types.ModuleType
+_IS_PRIMITIVE = Context.is_primitive   # (a patched one is asked every time)
 
 
 def known(fn: types.FunctionType, ctx):
     """The copy remembered for ``fn`` as the root of a run under ``ctx`` (not guarding
     operators, keeping values), or None."""
     hit = _ROOTS.get(id(fn))
-    if hit is None or type(ctx) is not Context or hit[0]() is not fn or hit[3] is not fn.__code__ \
+    if hit is None or type(ctx) is not Context or Context.is_primitive is not _IS_PRIMITIVE \
+            or hit[0]() is not fn or hit[3] is not fn.__code__ \
             or hit[4] is not fn.__defaults__ or fn.__kwdefaults__ is not None \
             or fn.__closure__ is not None or hit[1] is not ctx.primitive_modules \
             or hit[2] is not fn.__module__ or ctx.primitive or "_dcgraph_vjp" in fn.__dict__:
@@ -50,7 +52,8 @@ def known(fn: types.FunctionType, ctx):
 def remember(fn: types.FunctionType, ctx, copy) -> None:
     """``fn``, the root of a run under ``ctx``, was found traced as ``copy`` with no operators
     within reach: keep that where ``known`` can test every input of the verdict."""
-    if type(ctx) is not Context or ctx.primitive or fn.__closure__ is not None \
+    if type(ctx) is not Context or Context.is_primitive is not _IS_PRIMITIVE or ctx.primitive \
+            or fn.__closure__ is not None \
             or fn.__kwdefaults__ is not None or "_dcgraph_vjp" in fn.__dict__ \
             or fn.__defaults__ is not None and not LEAF_TYPES.issuperset(map(type,
                                                                             fn.__defaults__)):
