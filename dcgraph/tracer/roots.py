@@ -4,7 +4,7 @@
 ``is_primitive``, the operator scan of ``guards_operators``, the instrumented copy): about a
 microsecond, most of ``track``'s fixed cost on a small function. ``remember(fn, ctx, copy)``
 keeps the verdict "traced as ``copy``, no operators within reach" when every input of that
-verdict is an identity the next run can test: a plain ``Context`` (its own ``is_primitive``,
+verdict is an identity the next run can test: a plain ``Context`` (its class's ``is_primitive``,
 which reads only its ``primitive`` set, empty, and its ``primitive_modules``), ``fn``'s code,
 defaults and module, no closure and no keyword defaults (cells and dicts change in place), no
 ``__dict__`` entry that makes it primitive, and global names whose values the scan never
@@ -20,6 +20,7 @@ import types
 import weakref
 
 from .context import Context
+from .operator_guards import _library_module as library_module
 from .operator_reach import LEAF_TYPES
 
 __all__ = ["known", "remember"]
@@ -40,7 +41,8 @@ def known(fn: types.FunctionType, ctx):
             or hit[0]() is not fn or hit[3] is not fn.__code__ \
             or hit[4] is not fn.__defaults__ or fn.__kwdefaults__ is not None \
             or fn.__closure__ is not None or hit[1] is not ctx.primitive_modules \
-            or hit[2] is not fn.__module__ or ctx.primitive or "_dcgraph_vjp" in fn.__dict__:
+            or hit[2] is not fn.__module__ or ctx.primitive or "_dcgraph_vjp" in fn.__dict__ \
+            or "is_primitive" in ctx.__dict__:
         return None
     scope = fn.__globals__
     for name, value in hit[5]:
@@ -53,7 +55,7 @@ def remember(fn: types.FunctionType, ctx, copy) -> None:
     """``fn``, the root of a run under ``ctx``, was found traced as ``copy`` with no operators
     within reach: keep that where ``known`` can test every input of the verdict."""
     if type(ctx) is not Context or Context.is_primitive is not _IS_PRIMITIVE or ctx.primitive \
-            or fn.__closure__ is not None \
+            or "is_primitive" in ctx.__dict__ or fn.__closure__ is not None \
             or fn.__kwdefaults__ is not None or "_dcgraph_vjp" in fn.__dict__ \
             or fn.__defaults__ is not None and not LEAF_TYPES.issuperset(map(type,
                                                                             fn.__defaults__)):
@@ -79,8 +81,7 @@ def _opaque(value, ctx) -> bool:
         name = value.__name__
         if not isinstance(name, str):
             return False
-        from .operator_guards import _library_module
-        return _library_module(name, ctx)
+        return library_module(name, ctx)
     return issubclass(kind, type) and not value.__flags__ & _HEAPTYPE
 
 

@@ -77,13 +77,8 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     kind = type(f)
     # arguments that cannot hold an object (numbers, strings, C objects: ``CLEAR_TYPES``)
     # need no walk; anything else is walked (``operator_reach``)
-    walk = kwargs or kind is not FunctionType
-    if not walk:
-        for arg in args:
-            if type(arg) not in CLEAR_TYPES:
-                walk = True
-                break
-    if walk and operator_arguments(args, kwargs, run.ctx, f, run.reached):
+    if (kwargs or kind is not FunctionType or not CLEAR_TYPES.issuperset(map(type, args))) \
+            and operator_arguments(args, kwargs, run.ctx, f, run.reached):
         run.guard_operators()
     target = f.__func__ if kind is MethodType else f
     traced = run.root(target)

@@ -124,7 +124,7 @@ def test_new_defaults_and_new_code_are_decided_again():
 
 
 @pytest.mark.parametrize("change", ["primitive set", "primitive modules", "function attribute",
-                                    "patched is_primitive"])
+                                    "patched is_primitive", "instance's is_primitive"])
 def test_what_makes_the_root_primitive_is_asked_again(change, monkeypatch):
     ctx = dcgraph.Context()
     dcgraph.track(times_k, 2.0, ctx=ctx)
@@ -135,8 +135,10 @@ def test_what_makes_the_root_primitive_is_asked_again(change, monkeypatch):
         ctx.primitive_modules = ctx.primitive_modules + (__name__.partition(".")[0],)
     elif change == "function attribute":
         monkeypatch.setattr(times_k, "_dcgraph_vjp", None, raising=False)
-    else:
+    elif change == "patched is_primitive":
         monkeypatch.setattr(dcgraph.Context, "is_primitive", lambda self, fn, depth: True)
+    else:
+        ctx.is_primitive = lambda fn, depth: True
     result, tape = dcgraph.track(times_k, 2.0, ctx=ctx)
     assert result == 6.0
     tape.lint()
