@@ -224,14 +224,10 @@ class Run:
             self.summary, self.reached = True, None
             self.log, self.log_append = log, log.logged
             append = log.logged
-        # (a plain ``Context`` substitutes nothing and is not depth-dependent: no calls)
-        if type(ctx) is _CONTEXT:
-            kind, memo = Level, {}
-            self.shared_memo = memo
-        else:
-            kind = SubstitutingLevel if ctx.substitutes() else Level
-            memo = self.shared_memo = {} if not ctx.depth_dependent else None
-        self.level_class = kind
+        # (a plain ``Context`` substitutes nothing: no call asks it)
+        kind = self.level_class = Level if type(ctx) is _CONTEXT or not ctx.substitutes() \
+            else SubstitutingLevel
+        memo = self.shared_memo = {} if not ctx.depth_dependent else None
         root = kind()                   # the root's level, always needed
         root.run, root.depth, root.child_depth = self, 0, 1
         if memo is None:
@@ -245,15 +241,12 @@ class Run:
         root.pair = self.pending = (append, hook)  # the root frame's (append, hook)
         root.bound = _UNBOUND
         self.levels = [root]
-        # ``unsupported``: code -> reason it was not instrumented. The other tables are made
-        # on first use (None until then, as most runs need none; made by a dict display, no
-        # call). Generator frame objects (the log holds them anyway; hashed by identity, and
-        # no ``id`` call, which 3.11 counts against the recursion limit: ``headroom``):
-        # ``generators``, frame -> the (append, hook) of its level, made here;
-        # ``live_generators``, frame -> None, started here and logging. ``dispatch``: per
-        # class (or pair), ``operators``' decisions. ``constructors``: see
-        # ``constructor_table``. ``log_end``: len(log) at close (a generator resumed later
-        # logs past it). ``operators``: guards are on (``guard_operators``).
+        # ``unsupported``: code -> why it was not instrumented. The other tables are made on
+        # first use (None until then): ``generators``, generator frame (by identity: no ``id``
+        # call, which 3.11 counts, ``headroom``) -> the (append, hook) of its level;
+        # ``live_generators``, frame -> None, started here and logging; ``dispatch``,
+        # ``operators``' decisions; ``constructors`` (``constructor_table``). ``log_end``:
+        # len(log) at close (a generator resumed later logs past it). ``operators``: guards on.
         self.unsupported = {}
         self.generators = self.live_generators = self.dispatch = self.constructors = \
             self.log_end = None
