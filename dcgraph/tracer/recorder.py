@@ -84,11 +84,19 @@ def _remember(memo: dict, f, decision) -> None:
     are its identity), anything else under its ``id`` (the entry keeps ``f`` alive, so its id
     stays unique). A primitive's entry is ``f`` itself (one identity test in the hook), a
     traced function's the tuple ``(f, copy, code, defaults, kwdefaults)``: the copy serves
-    while ``f`` keeps that code and those defaults (the copy's own)."""
+    while ``f`` keeps that code and those defaults (the copy's own; ``ANY_KWDEFAULTS`` for a
+    code without keyword-only parameters)."""
     if decision is _PRIMITIVE:
         memo[f if type(f) is _FUNCTION else id(f)] = f
     else:
-        memo[f] = (f, decision, f.__code__, decision.__defaults__, decision.__kwdefaults__)
+        code = f.__code__
+        memo[f] = (f, decision, code, decision.__defaults__,
+                   decision.__kwdefaults__ if code.co_kwonlyargcount else ANY_KWDEFAULTS)
+
+
+# a traced entry's last field when f's code takes no keyword-only parameter: its calls never
+# read ``__kwdefaults__``, so the hook skips that attribute (about 30 ns a call)
+ANY_KWDEFAULTS = object()
 
 
 class Level:
@@ -121,9 +129,11 @@ class Level:
         if kind is _FUNCTION:            # first: the traced path most calls take
             entry = self.memo_get(f)
             if type(entry) is tuple:     # traced (``_remember``), memoised under f itself
-                if entry[2] is f.__code__ and entry[3] is f.__defaults__ \
-                        and entry[4] is f.__kwdefaults__:
+                if entry[2] is f.__code__ and entry[3] is f.__defaults__ and (
+                        entry[4] is ANY_KWDEFAULTS or entry[4] is f.__kwdefaults__):
                     child = self.child
+                    if child is self:    # one level for every depth: ``run.pending`` is
+                        return entry[1]  # already its pair (nothing else sets it)
                     if child is not None:
                         self.run.pending = child.pair   # taken by the copy's prologue
                         return entry[1]
@@ -162,8 +172,8 @@ class Level:
         run.pending = child.pair         # taken by the callee's prologue if it is traced
         if type(entry) is tuple and entry[0] is func:
             copy = entry[1]
-            if entry[2] is func.__code__ and entry[3] is func.__defaults__ \
-                    and entry[4] is func.__kwdefaults__:
+            if entry[2] is func.__code__ and entry[3] is func.__defaults__ and (
+                    entry[4] is ANY_KWDEFAULTS or entry[4] is func.__kwdefaults__):
                 if func is f:
                     return copy
                 obj, bound = f.__self__, self.bound     # inline: no frame above this one
@@ -298,8 +308,9 @@ class Run:
         copy = instrumented_copy(target, self.unsupported, self.operators)
         if copy is not None and self.shared_memo is not None and (
                 not self.summary or _long_lived(target)):        # ``_remember``, spelled out
-            self.shared_memo[target] = (target, copy, target.__code__, copy.__defaults__,
-                                        copy.__kwdefaults__)
+            code = target.__code__
+            self.shared_memo[target] = (target, copy, code, copy.__defaults__, copy.__kwdefaults__
+                                        if code.co_kwonlyargcount else ANY_KWDEFAULTS)
         return copy
 
     def decide(self, f, level: Level):

@@ -12,7 +12,7 @@ from bytecode import Instr, Label
 from ..recorder import _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import delegated
-from ..inline_calls import INLINE_KINDS, INLINE_OWNERS, INLINE_PRIMITIVES
+from ..inline_calls import SITE_KINDS, SITE_OWNERS, SITE_PRIMITIVES
 from ..events import CALL_MARK
 from ..counted_loops import logged_items
 from .versions import opcode_table
@@ -49,7 +49,8 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
     callable the site's callee load gave when instrumented (``CodeInfo.expected``); when the
     callable *is* it and ``INLINE_PRIMITIVES`` is non-empty (no substituting run active), the
     site logs nothing (the replay knows the callable); otherwise it logs ``CALL_MARK`` first,
-    then decides as any site.
+    then decides as any site. (The sets are loaded as constants: ``inline_calls.SiteConst``
+    stands for each until ``rewrite`` puts it in place.)
 
     Layout (every version): no jump target directly follows the hook's call (3.12.1's
     ``sys.settrace`` reports a line event at a jump target reached by falling through from a
@@ -60,7 +61,7 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
         other = Label()
         seq += [Instr("COPY", below + 1, location=loc), Instr("LOAD_CONST", expected, location=loc),
                 Instr("IS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], other, location=loc),
-                Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+                Instr("LOAD_CONST", SITE_PRIMITIVES, location=loc),
                 *[Instr(name, location=loc) for name in ops.GUARD_SWITCH_TEST],
                 Instr(ops.GUARD_JUMPS["true"], done, location=loc), other,
                 *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc)]
@@ -68,13 +69,13 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
         seq.append(Instr("SWAP", below + 1, location=loc))
     known, hook = Label(), Label()
     seq += [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
-            Instr("COPY", 1, location=loc), Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+            Instr("COPY", 1, location=loc), Instr("LOAD_CONST", SITE_PRIMITIVES, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], known, location=loc),
             Instr("LOAD_CONST", types.MethodType, location=loc), Instr("IS_OP", 0, location=loc),
             Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
-            *_method_class(loc, "__self__"), Instr("LOAD_CONST", INLINE_OWNERS, location=loc),
+            *_method_class(loc, "__self__"), Instr("LOAD_CONST", SITE_OWNERS, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
-            *_method_class(loc, "__func__"), Instr("LOAD_CONST", INLINE_KINDS, location=loc),
+            *_method_class(loc, "__func__"), Instr("LOAD_CONST", SITE_KINDS, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
             hook, *_call_hook(depth, loc), Instr("JUMP_FORWARD", join, location=loc),
             known, Instr("POP_TOP", location=loc),      # the callable's type

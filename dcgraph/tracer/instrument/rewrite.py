@@ -18,7 +18,7 @@ from bytecode.instr import InstrLocation
 from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark
 from ..delegation import LandMark
 from ..counted_loops import counted_loops
-from ..inline_calls import always_primitive
+from ..inline_calls import always_primitive, placed_sets
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .guards import guarded_site, static_callees, switch_sites
@@ -142,7 +142,7 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         # Handler depths come from the original exception table, shifted by the hidden slots:
         # bytecode's own computation takes the depth where a TryBegin stands, which is wrong
         # for a try range reopened inside a handler.
-        info.new_code = new.to_code(compute_exception_stack_depths=False)
+        info.new_code = placed_sets(new.to_code(compute_exception_stack_depths=False))
     except Unsupported as exc:
         info.error = str(exc)
     except (RecursionError, MemoryError) as exc:   # the caller's state, not the code's
