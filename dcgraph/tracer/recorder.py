@@ -1,8 +1,9 @@
 """Runtime of a traced run: the event log, frame entry, and the call hook.
 
-Instrumented code appends raw events to one flat list per run (a C-level ``list.append`` kept
-in a hidden slot at the bottom of each traced frame's value stack; no extra locals, so
-``locals()`` is unchanged). Nodes are built from the log afterwards (``replay``), which keeps the
+Instrumented code appends raw events to one flat list per run (the list itself, kept in a
+hidden slot at the bottom of each traced frame's value stack and appended to by ``LIST_APPEND``;
+in a summary run the slot holds ``SummaryLog.logged``, called per value: ``instrument.probes.log``;
+no extra locals, so ``locals()`` is unchanged). Nodes are built from the log afterwards (``replay``), which keeps the
 probes cheap. Events (their types: module ``events``, re-exported here) are: an ``EntryMark``
 and the tuple of argument values when a traced frame starts, a ``BlockMark`` when a marked block
 is entered (a handler's mark is followed by the exception), the callable of each call (logged
@@ -35,6 +36,23 @@ def _discard(_value):
     return None
 
 
+class Sink(list):
+    """A log slot's value where nothing is to be logged (no run, or a generator frame resumed
+    outside its run): a list (listed code appends to it, ``probes.log``) and a callable (other
+    code calls it) that keeps nothing called. A fresh one per frame entry or resumption, so
+    what listed code appends lives no longer than that frame does."""
+
+    __slots__ = ()
+
+    def __call__(self, _value) -> None:
+        return None
+
+
+def idle_pair() -> tuple:
+    """The ``(log, hook)`` pair of a frame that logs nothing and traces nothing."""
+    return Sink(), _identity
+
+
 def _identity(f):
     return f
 
@@ -43,7 +61,7 @@ class _Idle:
     """``_state.run`` outside ``track``: instrumented code that runs anyway stays harmless."""
 
     __slots__ = ()
-    pending = (_discard, _identity)
+    pending = property(lambda self: idle_pair())    # a fresh ``Sink`` per read
     closed = True                        # no generator is started or resumed into it
     frames = 0                           # no run active: tracing adds no frames yet
 
@@ -103,14 +121,14 @@ class Level:
     """Decisions for calls made from traced frames at one call depth.
 
     The hook calls no Python code on its common path (it makes the next level and binds
-    methods inline), and a traced frame's prologue takes ``run.pending``, the pair ``(append,
-    hook)`` the hook left for the callee, and logs with ``append`` (on 3.12+ through
-    ``entry_pair``), so tracing takes no recursion depth beyond the hook's frame, which stands
+    methods inline), and a traced frame's prologue takes ``run.pending``, the pair ``(log,
+    hook)`` the hook left for the callee (``log``: the run's list, or ``logged`` in a summary
+    run), and logs into it (on 3.12+ through ``entry_pair``), so tracing takes no recursion depth beyond the hook's frame, which stands
     where the callee's will and which ``headroom`` gives back."""
 
     # Made without ``__init__`` (a class call then its fields: ``Run`` makes the root's, the
-    # hook the next one down). ``memo``: decisions (``_remember``); ``pair``: ``(append,
-    # hook_method)``, ``hook_method`` the one bound method handed to every frame; ``bound``:
+    # hook the next one down). ``memo``: decisions (``_remember``); ``pair``: ``(log,
+    # hook_method)`` (see ``hook``), ``hook_method`` the one bound method handed to every frame; ``bound``:
     # the last (object, copy, copy bound to it); ``child``: the level of the calls its frames make (itself when no
     # answer depends on the depth).
     __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
@@ -166,7 +184,7 @@ class Level:
             child.memo = run.shared_memo if run.shared_memo is not None else {}
             child.memo_get, child.append, child.log = child.memo.get, self.append, self.log
             child.hook_method = child.hook
-            child.pair = (child.append, child.hook_method)
+            child.pair = (child.append if run.summary else child.log, child.hook_method)
             child.bound = _UNBOUND
             run.levels.append(child)
         run.pending = child.pair         # taken by the callee's prologue if it is traced
@@ -234,7 +252,8 @@ class Run:
         root.memo = memo = shared if shared is not None else {}
         root.memo_get, root.log, root.append = memo.get, self.log, self.log_append
         root.hook_method = hook = root.hook
-        root.pair = self.pending = (self.log_append, hook)  # the root frame's (append, hook)
+        # the root frame's (log, hook): the list (listed code, ``probes.log``), or ``logged``
+        root.pair = self.pending = (self.log_append if self.summary else self.log, hook)
         root.bound = _UNBOUND
         self.levels: list[Level] = [root]
         if shared is not None and kind is Level:
@@ -276,7 +295,7 @@ class Run:
             level.hook_method = level.pair = level.child = None
             level.bound = _UNBOUND
             level.memo_get = _no_entry
-        self.pending = _Idle.pending
+        self.pending = idle_pair()
         self.levels.clear()
         self.shared_memo = None         # the memo keeps the callables it saw alive
         self.constructors = self.dispatch = None        # (so do these)
@@ -305,7 +324,7 @@ class Run:
             return None
         if not self.operators and guards_operators(target, self.ctx, self.reached):
             self.guard_operators()
-        copy = instrumented_copy(target, self.unsupported, self.operators)
+        copy = instrumented_copy(target, self.unsupported, self.operators, not self.summary)
         if copy is not None and self.shared_memo is not None and (
                 not self.summary or _long_lived(target)):        # ``_remember``, spelled out
             code = target.__code__
@@ -372,7 +391,7 @@ class Run:
         coroutines and async generators, for the same reasons."""
         if not self.operators and guards_operators(fn, self.ctx, self.reached):
             self.guard_operators()
-        copy = instrumented_copy(fn, self.unsupported, self.operators)
+        copy = instrumented_copy(fn, self.unsupported, self.operators, not self.summary)
         if copy is not None and fn.__code__.co_flags & CO_RESUMABLE and (
                 self.ctx.depth_dependent or self.summary):
             return None
@@ -389,10 +408,10 @@ def _no_entry(_key):
 
 
 def entry_pair() -> tuple:
-    """The ``(append, hook)`` pair a traced frame's prologue takes (``run.pending``), read
+    """The ``(log, hook)`` pair a traced frame's prologue takes (``run.pending``), read
     through a call on 3.12 and later (``instrument``'s ``ENTRY_CALLS``): there the Python-level
     recursion limit counts Python frames only, and this call's frame, one level above the new
     frame, fails exactly when the program would have no room for that frame untraced (with the
     limit raised by ``headroom``); the error is raised in the new frame. On 3.11 the prologue's
-    first ``append``, a C call that counts, does the same."""
+    first log, a call of the list's bound ``append`` (a C call that counts), does the same."""
     return _state.run.pending

@@ -1,4 +1,5 @@
 """The call hook's fast path and the call sites' constants: what they skip changes nothing."""
+import dis
 import types
 
 import numpy as np
@@ -82,3 +83,33 @@ def test_empty_site_sets_stay_apart():
     finally:
         inline_calls.INLINE_OWNERS.update(owners)
         inline_calls.INLINE_KINDS.update(kinds)
+
+
+def sums(xs):
+    total = 0.0
+    for x in xs:
+        total += x * 2.0
+    return total
+
+
+def test_keep_and_summary_runs_use_their_own_code_variant():
+    xs = [1.0, 2.5, 4.0]
+    kept, tape = dcgraph.track(sums, xs)
+    summarised, summary = dcgraph.track(sums, xs, values="summary")
+    assert kept == summarised == sums(xs)
+    listed, called = instrumented_copy(sums), instrumented_copy(sums, listed=False)
+    assert listed is not called
+    names = {ins.opname for ins in dis.get_instructions(listed)}
+    assert "LIST_APPEND" in names                      # the list in the hidden slot
+    assert "LIST_APPEND" not in {ins.opname for ins in dis.get_instructions(called)}
+    tape.lint()
+    summary.lint()
+    assert str(tape).count("*") == str(summary).count("*") == 3
+
+
+def test_instrumented_code_run_outside_any_run_logs_nothing_and_returns_the_same():
+    copy = instrumented_copy(sums)
+    assert copy(list(range(50))) == sums(list(range(50)))
+    rng = np.random.default_rng(5)
+    dcgraph.track(geom, 0, 0.5, np.random.default_rng(5))
+    assert instrumented_copy(geom)(0, 0.3, rng) == geom(0, 0.3, np.random.default_rng(5))
