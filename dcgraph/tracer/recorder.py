@@ -32,10 +32,6 @@ from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeM
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "entry_pair", "Missing"]
 
 
-def _discard(_value):
-    return None
-
-
 class Sink(list):
     """A log slot's value where nothing is to be logged (no run, or a generator frame resumed
     outside its run): a list (listed code appends to it, ``probes.log``) and a callable (other
@@ -55,6 +51,9 @@ def idle_pair() -> tuple:
 
 def _identity(f):
     return f
+
+
+_CLOSED_PAIR = (Sink(), _identity)      # a closed run's ``pending`` (see ``Run.close``)
 
 
 class _Idle:
@@ -295,7 +294,7 @@ class Run:
             level.hook_method = level.pair = level.child = None
             level.bound = _UNBOUND
             level.memo_get = _no_entry
-        self.pending = idle_pair()
+        self.pending = _CLOSED_PAIR     # (no frame takes it: a closed run is never current)
         self.levels.clear()
         self.shared_memo = None         # the memo keeps the callables it saw alive
         self.constructors = self.dispatch = None        # (so do these)
