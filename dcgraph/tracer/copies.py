@@ -13,26 +13,26 @@ import weakref
 
 __all__ = ["instrumented_copy"]
 
-_copies: dict = {}     # id(fn), or (id(fn), True) for the guarded variant -> (weakref to fn,
+_copies: dict = {}     # id(fn), or (id(fn), guarded, listed) for another variant -> (weakref to fn,
                        # its code, instrumented copy or None, its defaults, its kwdefaults)
 _COPIES_BOUND = 256    # the cache holds at most this many copies (and what they capture)
 
 
 def instrumented_copy(fn: types.FunctionType, unsupported: dict | None = None,
-                      guarded: bool = False):
+                      guarded: bool = False, listed: bool = True):
     """The instrumented copy of ``fn`` (cached while fn's code, defaults and closure are
     unchanged; an entry goes when ``fn`` does), or None when its code cannot be instrumented
-    (the reason goes into ``unsupported``). ``guarded``: see ``instrument``."""
-    key = (id(fn), True) if guarded else id(fn)
+    (the reason goes into ``unsupported``). ``guarded``, ``listed``: see ``instrument``."""
+    key = id(fn) if listed and not guarded else (id(fn), guarded, listed)
     hit = _copies.get(key)
     code = fn.__code__
     if hit is not None and hit[0]() is fn and hit[1] is code and hit[3] is fn.__defaults__ \
             and hit[4] is fn.__kwdefaults__:
         copy = hit[2]
         if copy is None and unsupported is not None:
-            unsupported[code] = _instrument(code, guarded, fn.__globals__).error
+            unsupported[code] = _instrument(code, guarded, fn.__globals__, listed).error
         return copy
-    info = _instrument(code, guarded, fn.__globals__)
+    info = _instrument(code, guarded, fn.__globals__, listed)
     if info.error is not None:
         if unsupported is not None:
             unsupported[fn.__code__] = info.error
@@ -65,6 +65,6 @@ def _forget(key, ref, copies: dict = _copies) -> None:
         copies.pop(key, None)
 
 
-def _instrument(code, guarded: bool = False, scope: dict | None = None):
+def _instrument(code, guarded: bool = False, scope: dict | None = None, listed: bool = True):
     from .instrument import instrument
-    return instrument(code, guarded, scope)
+    return instrument(code, guarded, scope, listed)

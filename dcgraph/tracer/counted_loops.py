@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..tape import PrimitiveCall
 
-__all__ = ["EXHAUSTED", "counted_item", "counted_loops", "logged_items"]
+__all__ = ["EXHAUSTED", "counted_item", "counted_loops", "listed_items", "logged_items"]
 
 
 class _Exhausted:
@@ -43,6 +43,14 @@ def counted_loops(instrs: list, expected: dict, calls) -> frozenset:
                 and instrs[i - 1].name in calls and expected.get(i - 1) is range:
             found.add(i + 1)
     return frozenset(found)
+
+
+def listed_items(iterator, log: list):
+    """``logged_items`` for code whose log slot holds the run's list (``probes.log``)."""
+    append = log.append
+    for item in iterator:
+        append(item)
+        yield item
 
 
 def logged_items(iterator, append):

@@ -34,7 +34,8 @@ import types
 import numpy as np
 
 __all__ = ["ALWAYS_PRIMITIVE", "INLINE_PRIMITIVES", "INLINE_OWNERS", "INLINE_KINDS", "PLAIN_METHODS",
-           "always_primitive", "method_accepted", "substitution_started", "substitution_ended"]
+           "SITE_KINDS", "SITE_OWNERS", "SITE_PRIMITIVES", "SiteConst", "always_primitive",
+           "method_accepted", "placed_sets", "substitution_started", "substitution_ended"]
 
 # callables whose decision is "primitive" whatever the context: C functions and methods
 # (``recorder._BUILTIN_CALLABLES``), and two C types whose instances the hook's ``decide``
@@ -44,23 +45,43 @@ ALWAYS_PRIMITIVE = frozenset({types.BuiltinFunctionType, types.MethodWrapperType
                               types.ClassMethodDescriptorType, np.ufunc, type(np.sum)})
 
 
-class SiteSet(set):
-    """A set the call sites load as a constant: never merged with another constant by
-    ``bytecode`` (which merges constants that marshal alike, as two empty sets would; an
-    instance of a subclass cannot be marshalled, so it is keyed by identity)."""
+class SiteConst:
+    """What a call site's ``LOAD_CONST`` holds for one of the sets below until its code is
+    assembled (``instrument.rewrite``), when ``placed_sets`` puts the set in its place. The
+    sets are exact ``set``s (``in`` on a subclass of ``set`` runs its ``__contains__`` method,
+    about 20 ns a test more), and ``bytecode`` merges constants that marshal alike (two empty
+    sets would become one); a ``SiteConst`` cannot be marshalled, so it is kept by identity."""
 
-    __slots__ = ()
+    __slots__ = ("target",)
+
+    def __init__(self, target: set):
+        self.target = target
 
 
 # what the call sites test; empty while a substituting run is active
-INLINE_PRIMITIVES: SiteSet = SiteSet(ALWAYS_PRIMITIVE)
+INLINE_PRIMITIVES: set = set(ALWAYS_PRIMITIVE)
 # (class of the object, class of the function) of bound methods ``plain_c_method`` accepted:
 # all of them (``PLAIN_METHODS``, the hook's test), and the classes of the objects and of the
 # functions the sites test (``INLINE_OWNERS``, ``INLINE_KINDS``; empty while a substituting
 # run is active)
 PLAIN_METHODS: set = set()
-INLINE_OWNERS: SiteSet = SiteSet()
-INLINE_KINDS: SiteSet = SiteSet()
+INLINE_OWNERS: set = set()
+INLINE_KINDS: set = set()
+# the sites' stand-ins for the three sets (``SiteConst``)
+SITE_PRIMITIVES = SiteConst(INLINE_PRIMITIVES)
+SITE_OWNERS = SiteConst(INLINE_OWNERS)
+SITE_KINDS = SiteConst(INLINE_KINDS)
+
+
+def placed_sets(code):
+    """``code`` with each ``SiteConst`` among its constants replaced by its set."""
+    consts = code.co_consts
+    if not any(type(c) is SiteConst for c in consts):
+        return code
+    return code.replace(co_consts=tuple(c.target if type(c) is SiteConst else c
+                                        for c in consts))
+
+
 _METHODS_BOUND = 4096
 _HEAPTYPE = 1 << 9
 

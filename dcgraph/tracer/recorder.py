@@ -1,8 +1,9 @@
 """Runtime of a traced run: the event log, frame entry, and the call hook.
 
-Instrumented code appends raw events to one flat list per run (a C-level ``list.append`` kept
-in a hidden slot at the bottom of each traced frame's value stack; no extra locals, so
-``locals()`` is unchanged). Nodes are built from the log afterwards (``replay``), which keeps the
+Instrumented code appends raw events to one flat list per run (the list itself, kept in a
+hidden slot at the bottom of each traced frame's value stack and appended to by ``LIST_APPEND``;
+in a summary run the slot holds ``SummaryLog.logged``, called per value: ``instrument.probes.log``;
+no extra locals, so ``locals()`` is unchanged). Nodes are built from the log afterwards (``replay``), which keeps the
 probes cheap. Events (their types: module ``events``, re-exported here) are: an ``EntryMark``
 and the tuple of argument values when a traced frame starts, a ``BlockMark`` when a marked block
 is entered (a handler's mark is followed by the exception), the callable of each call (logged
@@ -33,19 +34,35 @@ from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeM
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "entry_pair", "Missing"]
 
 
-def _discard(_value):
-    return None
+class Sink(list):
+    """A log slot's value where nothing is to be logged (no run, or a generator frame resumed
+    outside its run): a list (listed code appends to it, ``probes.log``) and a callable (other
+    code calls it) that keeps nothing called. A fresh one per frame entry or resumption, so
+    what listed code appends lives no longer than that frame does."""
+
+    __slots__ = ()
+
+    def __call__(self, _value) -> None:
+        return None
+
+
+def idle_pair() -> tuple:
+    """The ``(log, hook)`` pair of a frame that logs nothing and traces nothing."""
+    return Sink(), _identity
 
 
 def _identity(f):
     return f
 
 
+_CLOSED_PAIR = (Sink(), _identity)      # a closed run's ``pending`` (see ``Run.close``)
+
+
 class _Idle:
     """``_state.run`` outside ``track``: instrumented code that runs anyway stays harmless."""
 
     __slots__ = ()
-    pending = (_discard, _identity)
+    pending = property(lambda self: idle_pair())    # a fresh ``Sink`` per read
     closed = True                        # no generator is started or resumed into it
     frames = 0                           # no run active: tracing adds no frames yet
 
@@ -59,7 +76,6 @@ class _State(threading.local):
 
 
 _state = _State()
-_IDLE_PENDING = _Idle.pending
 _TOO_DEEP = ("first called at the recursion limit (no frame left to decide it): recorded as a "
              "primitive")
 _TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded as a primitive"
@@ -87,25 +103,33 @@ def _remember(memo: dict, f, decision) -> None:
     are its identity), anything else under its ``id`` (the entry keeps ``f`` alive, so its id
     stays unique). A primitive's entry is ``f`` itself (one identity test in the hook), a
     traced function's the tuple ``(f, copy, code, defaults, kwdefaults)``: the copy serves
-    while ``f`` keeps that code and those defaults (the copy's own)."""
+    while ``f`` keeps that code and those defaults (the copy's own; ``ANY_KWDEFAULTS`` for a
+    code without keyword-only parameters)."""
     if decision is _PRIMITIVE:
         memo[f if type(f) is _FUNCTION else id(f)] = f
     else:
-        memo[f] = (f, decision, f.__code__, decision.__defaults__, decision.__kwdefaults__)
+        code = f.__code__
+        memo[f] = (f, decision, code, decision.__defaults__,
+                   decision.__kwdefaults__ if code.co_kwonlyargcount else ANY_KWDEFAULTS)
+
+
+# a traced entry's last field when f's code takes no keyword-only parameter: its calls never
+# read ``__kwdefaults__``, so the hook skips that attribute (about 30 ns a call)
+ANY_KWDEFAULTS = object()
 
 
 class Level:
     """Decisions for calls made from traced frames at one call depth.
 
     The hook calls no Python code on its common path (it makes the next level and binds
-    methods inline), and a traced frame's prologue takes ``run.pending``, the pair ``(append,
-    hook)`` the hook left for the callee, and logs with ``append`` (on 3.12+ through
-    ``entry_pair``), so tracing takes no recursion depth beyond the hook's frame, which stands
+    methods inline), and a traced frame's prologue takes ``run.pending``, the pair ``(log,
+    hook)`` the hook left for the callee (``log``: the run's list, or ``logged`` in a summary
+    run), and logs into it (on 3.12+ through ``entry_pair``), so tracing takes no recursion depth beyond the hook's frame, which stands
     where the callee's will and which ``headroom`` gives back."""
 
     # Made without ``__init__`` (a class call then its fields: ``Run`` makes the root's, the
-    # hook the next one down). ``memo``: decisions (``_remember``); ``pair``: ``(append,
-    # hook_method)``, ``hook_method`` the one bound method handed to every frame; ``bound``:
+    # hook the next one down). ``memo``: decisions (``_remember``); ``pair``: ``(log,
+    # hook_method)`` (see ``hook``), ``hook_method`` the one bound method handed to every frame; ``bound``:
     # the last (object, copy, copy bound to it); ``child``: the level of the calls its frames make (itself when no
     # answer depends on the depth).
     __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
@@ -124,9 +148,11 @@ class Level:
         if kind is _FUNCTION:            # first: the traced path most calls take
             entry = self.memo_get(f)
             if type(entry) is tuple:     # traced (``_remember``), memoised under f itself
-                if entry[2] is f.__code__ and entry[3] is f.__defaults__ \
-                        and entry[4] is f.__kwdefaults__:
+                if entry[2] is f.__code__ and entry[3] is f.__defaults__ and (
+                        entry[4] is ANY_KWDEFAULTS or entry[4] is f.__kwdefaults__):
                     child = self.child
+                    if child is self:    # one level for every depth: ``run.pending`` is
+                        return entry[1]  # already its pair (nothing else sets it)
                     if child is not None:
                         self.run.pending = child.pair   # taken by the copy's prologue
                         return entry[1]
@@ -159,14 +185,14 @@ class Level:
             child.memo = run.shared_memo if run.shared_memo is not None else {}
             child.memo_get, child.append, child.log = child.memo.get, self.append, self.log
             child.hook_method = child.hook
-            child.pair = (child.append, child.hook_method)
+            child.pair = (child.append if run.summary else child.log, child.hook_method)
             child.bound = _UNBOUND
             run.levels.append(child)
         run.pending = child.pair         # taken by the callee's prologue if it is traced
         if type(entry) is tuple and entry[0] is func:
             copy = entry[1]
-            if entry[2] is func.__code__ and entry[3] is func.__defaults__ \
-                    and entry[4] is func.__kwdefaults__:
+            if entry[2] is func.__code__ and entry[3] is func.__defaults__ and (
+                    entry[4] is ANY_KWDEFAULTS or entry[4] is func.__kwdefaults__):
                 if func is f:
                     return copy
                 obj, bound = f.__self__, self.bound     # inline: no frame above this one
@@ -238,7 +264,8 @@ class Run:
             root.child = None
         root.memo, root.memo_get, root.log, root.append = memo, memo.get, log, append
         root.hook_method = hook = root.hook
-        root.pair = self.pending = (append, hook)  # the root frame's (append, hook)
+        # the root frame's (log, hook): the list (listed code, ``probes.log``), or ``logged``
+        root.pair = self.pending = (append if self.summary else log, hook)
         root.bound = _UNBOUND
         self.levels = [root]
         # ``unsupported``: code -> why it was not instrumented. The other tables are made on
@@ -271,7 +298,7 @@ class Run:
         for level in self.levels:
             level.hook_method = level.pair = level.child = None
             level.bound, level.memo_get = _UNBOUND, _no_entry
-        self.pending = _IDLE_PENDING
+        self.pending = _CLOSED_PAIR     # (no frame takes it: a closed run is never current)
         self.levels.clear()
         self.shared_memo = self.constructors = self.dispatch = None
         # (the memo and the tables keep the callables they saw alive)
@@ -303,13 +330,15 @@ class Run:
                 return None
             if not self.operators and guards_operators(target, self.ctx, self.reached):
                 self.guard_operators()
-            copy = instrumented_copy(target, self.unsupported, self.operators)
+            copy = instrumented_copy(target, self.unsupported, self.operators,
+                                      not self.summary)
             if copy is not None and not self.operators and not self.summary:
                 remember_root(target, self.ctx, copy)
         if copy is not None and self.shared_memo is not None and (
                 not self.summary or _long_lived(target)):        # ``_remember``, spelled out
-            self.shared_memo[target] = (target, copy, target.__code__, copy.__defaults__,
-                                        copy.__kwdefaults__)
+            code = target.__code__
+            self.shared_memo[target] = (target, copy, code, copy.__defaults__, copy.__kwdefaults__
+                                        if code.co_kwonlyargcount else ANY_KWDEFAULTS)
         return copy
 
     def decide(self, f, level: Level):
@@ -371,7 +400,7 @@ class Run:
         coroutines and async generators, for the same reasons."""
         if not self.operators and guards_operators(fn, self.ctx, self.reached):
             self.guard_operators()
-        copy = instrumented_copy(fn, self.unsupported, self.operators)
+        copy = instrumented_copy(fn, self.unsupported, self.operators, not self.summary)
         if copy is not None and fn.__code__.co_flags & CO_RESUMABLE and (
                 self.ctx.depth_dependent or self.summary):
             return None
@@ -388,10 +417,10 @@ def _no_entry(_key):
 
 
 def entry_pair() -> tuple:
-    """The ``(append, hook)`` pair a traced frame's prologue takes (``run.pending``), read
+    """The ``(log, hook)`` pair a traced frame's prologue takes (``run.pending``), read
     through a call on 3.12 and later (``instrument``'s ``ENTRY_CALLS``): there the Python-level
     recursion limit counts Python frames only, and this call's frame, one level above the new
     frame, fails exactly when the program would have no room for that frame untraced (with the
     limit raised by ``headroom``); the error is raised in the new frame. On 3.11 the prologue's
-    first ``append``, a C call that counts, does the same."""
+    first log, a call of the list's bound ``append`` (a C call that counts), does the same."""
     return _state.run.pending

@@ -12,7 +12,7 @@ import inspect
 import sys
 import types
 
-from .recorder import _discard, _identity, _state
+from .recorder import _state, idle_pair
 
 __all__ = ["starter", "enter_generator", "resumed"]
 
@@ -56,10 +56,10 @@ def enter_generator(mark, args: tuple):
     state = _state.__dict__             # ``_state.run``, spelled out: see ``resumed``
     run = state["run"] if "run" in state else None
     if run is None or run.closed:
-        return _discard, _identity, None
+        return (*idle_pair(), None)
     generators = run.generators
     if generators is None or frame not in generators:
-        return _discard, _identity, None
+        return (*idle_pair(), None)
     pair = generators[frame]
     del generators[frame]
     live = run.live_generators
@@ -80,12 +80,12 @@ def resumed(mark, frame, sent, hook):
     hidden slots with what this returns), and the run's replay ends the frame at its last
     yield: resumed in another thread, in another ``track``, or after its run ended."""
     if type(hook) is not _BOUND:        # the do-nothing hook: this frame logs nothing
-        return _discard, _identity
+        return idle_pair()
     level = hook.__self__
     owner = level.run
     live = owner.live_generators
     if live is None:
-        return _discard, _identity          # (made by ``enter_generator``, which came first)
+        return idle_pair()                  # (made by ``enter_generator``, which came first)
     # ``_state.run`` (absent in a thread that never ran ``track``), read without a call 3.11
     # counts against the recursion limit (this frame stands one level above the generator's:
     # it may make none, ``headroom``): there ``_state.run`` compares the name with "__dict__"
@@ -96,10 +96,10 @@ def resumed(mark, frame, sent, hook):
     if current is not owner or owner.closed or frame not in live:
         if frame in live:
             del live[frame]
-        return _discard, _identity
+        return idle_pair()
     log = level.log                     # appended to as a method: see ``enter_generator``
     log.append(mark)
     log.append(frame)
     log.append(sent)
-    return level.append, hook
+    return (level.append if owner.summary else level.log), hook     # its level's pair
 

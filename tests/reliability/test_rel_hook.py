@@ -149,7 +149,8 @@ def test_a_generator_resumed_after_its_run_makes_no_levels(monkeypatch):
     run = runs[-1]
     assert run.levels == [] and run.closed
     assert list(g) == [2.5, 6.5, 12.5]        # 0.5, then + 2, 4, 6 after the run ended
-    assert run.levels == [] and run.pending == recorder._Idle.pending
+    assert run.levels == [] and type(run.pending[0]) is recorder.Sink \
+        and run.pending[0] == [] and run.pending[1] is recorder._identity
     tape.lint()
 
 

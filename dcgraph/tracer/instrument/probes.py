@@ -12,9 +12,9 @@ from bytecode import Instr, Label
 from ..recorder import _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import delegated
-from ..inline_calls import INLINE_KINDS, INLINE_OWNERS, INLINE_PRIMITIVES
+from ..inline_calls import SITE_KINDS, SITE_OWNERS, SITE_PRIMITIVES
 from ..events import CALL_MARK
-from ..counted_loops import logged_items
+from ..counted_loops import listed_items, logged_items
 from .versions import opcode_table
 
 if TYPE_CHECKING:
@@ -26,11 +26,32 @@ ops = opcode_table()     # the running interpreter's opcode tables
 __all__ = ["HIDDEN", "after", "counted_iteration", "delegation", "hook_site", "landing", "log",
            "prologue", "push_callable", "resume"]
 
-HIDDEN = 2          # stack slots under the frame's own values: hook, append
+HIDDEN = 2          # stack slots under the frame's own values: hook, and the log's list
+                    # (or ``append``: see ``log``)
+
+
+class _Variant:
+    """What the code being built logs with (``rewrite._build`` sets it, under its lock)."""
+
+    __slots__ = ("listed",)
+
+    def __init__(self):
+        self.listed = True
+
+
+VARIANT = _Variant()
 
 
 def log(depth: int, load: list, loc) -> list:
-    """append(<value built by ``load``>) at original stack depth ``depth``."""
+    """Log <the value built by ``load``> at original stack depth ``depth``. ``load`` is written
+    for two slots pushed above the frame's values (the call layout), its ``COPY``s reaching
+    below them. In listed code (``VARIANT.listed``, a run that keeps values) the hidden slot
+    is the run's list, appended to by ``LIST_APPEND``: no call (about 15 ns less a value);
+    else it is a callable (``SummaryLog.logged``), called with the value."""
+    if VARIANT.listed:
+        seq = [Instr("COPY", ins.arg - 2, location=ins.location) if ins.name == "COPY" else ins
+               for ins in load]
+        return seq + [Instr("LIST_APPEND", depth + 1, location=loc)]
     if ops.NULL_FIRST:
         seq = [Instr("PUSH_NULL", location=loc), Instr("COPY", depth + HIDDEN, location=loc)]
     else:
@@ -49,7 +70,8 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
     callable the site's callee load gave when instrumented (``CodeInfo.expected``); when the
     callable *is* it and ``INLINE_PRIMITIVES`` is non-empty (no substituting run active), the
     site logs nothing (the replay knows the callable); otherwise it logs ``CALL_MARK`` first,
-    then decides as any site.
+    then decides as any site. (The sets are loaded as constants: ``inline_calls.SiteConst``
+    stands for each until ``rewrite`` puts it in place.)
 
     Layout (every version): no jump target directly follows the hook's call (3.12.1's
     ``sys.settrace`` reports a line event at a jump target reached by falling through from a
@@ -60,7 +82,7 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
         other = Label()
         seq += [Instr("COPY", below + 1, location=loc), Instr("LOAD_CONST", expected, location=loc),
                 Instr("IS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], other, location=loc),
-                Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+                Instr("LOAD_CONST", SITE_PRIMITIVES, location=loc),
                 *[Instr(name, location=loc) for name in ops.GUARD_SWITCH_TEST],
                 Instr(ops.GUARD_JUMPS["true"], done, location=loc), other,
                 *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc)]
@@ -68,13 +90,13 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
         seq.append(Instr("SWAP", below + 1, location=loc))
     known, hook = Label(), Label()
     seq += [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
-            Instr("COPY", 1, location=loc), Instr("LOAD_CONST", INLINE_PRIMITIVES, location=loc),
+            Instr("COPY", 1, location=loc), Instr("LOAD_CONST", SITE_PRIMITIVES, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], known, location=loc),
             Instr("LOAD_CONST", types.MethodType, location=loc), Instr("IS_OP", 0, location=loc),
             Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
-            *_method_class(loc, "__self__"), Instr("LOAD_CONST", INLINE_OWNERS, location=loc),
+            *_method_class(loc, "__self__"), Instr("LOAD_CONST", SITE_OWNERS, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
-            *_method_class(loc, "__func__"), Instr("LOAD_CONST", INLINE_KINDS, location=loc),
+            *_method_class(loc, "__func__"), Instr("LOAD_CONST", SITE_KINDS, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
             hook, *_call_hook(depth, loc), Instr("JUMP_FORWARD", join, location=loc),
             known, Instr("POP_TOP", location=loc),      # the callable's type
@@ -101,7 +123,8 @@ def counted_iteration(depth: int, loc) -> list:
             Instr("LOAD_CONST", range, location=loc), Instr("IS_OP", 0, location=loc),
             Instr(ops.GUARD_JUMPS["true"], private, location=loc),
             iterate[0], *log(depth, [Instr("COPY", 3, location=loc)], loc),
-            *push_callable(logged_items, loc), Instr("COPY", 3, location=loc),
+            *push_callable(listed_items if VARIANT.listed else logged_items, loc),
+            Instr("COPY", 3, location=loc),
             Instr("COPY", depth + 4, location=loc), *ops.call_instrs(2, loc),    # append
             Instr("SWAP", 2, location=loc), Instr("POP_TOP", location=loc),
             Instr("JUMP_FORWARD", done, location=loc),
@@ -213,5 +236,14 @@ def prologue(info: CodeInfo, loc) -> list:
                Instr("LOAD_ATTR", ops.attr_arg("run"), location=loc),
                Instr("LOAD_ATTR", ops.attr_arg("pending"), location=loc),
                Instr("UNPACK_SEQUENCE", 2, location=loc)]
-    seq += log(0, [Instr("LOAD_CONST", info.entry_mark, location=loc)], loc)
+    mark = [Instr("LOAD_CONST", info.entry_mark, location=loc)]
+    if VARIANT.listed and not ops.ENTRY_CALLS:
+        # 3.11: the first log is a C call that counts against the recursion limit (see
+        # ``recorder.entry_pair``): the list's ``append``, bound, called
+        assert ops.NULL_FIRST                # (3.11's layout: [NULL, callable, argument])
+        seq += [Instr("PUSH_NULL", location=loc), Instr("COPY", 2, location=loc),
+                Instr("LOAD_ATTR", ops.attr_arg("append"), location=loc), *mark,
+                *ops.call_instrs(1, loc), Instr("POP_TOP", location=loc)]
+    else:
+        seq += log(0, mark, loc)
     return seq + log(0, load, loc)

@@ -18,11 +18,11 @@ from bytecode.instr import InstrLocation
 from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark
 from ..delegation import LandMark
 from ..counted_loops import counted_loops
-from ..inline_calls import always_primitive
+from ..inline_calls import always_primitive, placed_sets
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .guards import guarded_site, static_callees, switch_sites
-from .probes import HIDDEN as _HIDDEN
+from .probes import HIDDEN as _HIDDEN, VARIANT as _VARIANT
 from .probes import after as _probe_after, delegation as _delegated, hook_site as _hook
 from .probes import counted_iteration as _counted
 from .probes import landing as _landed, log as _log, prologue as _prologue, resume as _resumed
@@ -78,6 +78,7 @@ class CodeInfo:
         self.hidden = _HIDDEN + self.generator   # a generator's frame object lies under them
         self.resume_mark = ResumeMark(self) if self.generator else None
         self.made_mark = MadeMark(self) if self.generator else None
+        self.listed = True               # the log slot holds a list (``instrument``)
         self.land_mark = LandMark(self) if self.generator else None
         self.guarded = False             # every operator site guarded (``instrument.guards``)
         self.switched: set = set()       # else: the sites that test the switch first
@@ -90,23 +91,26 @@ class CodeInfo:
         return f"<CodeInfo {self.code.co_qualname}{' (unsupported)' if self.error else ''}>"
 
 
-def instrument(code: types.CodeType, guarded: bool = False, scope: dict | None = None) -> CodeInfo:
+def instrument(code: types.CodeType, guarded: bool = False, scope: dict | None = None,
+               listed: bool = True) -> CodeInfo:
     """The cached CodeInfo of ``code``; ``info.error`` says why it could not be instrumented.
     Operator instructions the version's table lists (``GUARDED_OPERATORS``) are guarded for
     operands of the user's classes (``instrument.guards``): all of them (``guarded``), or those
     a call that may switch guards on precedes, judged with the globals ``scope`` (None: any
-    call may).
+    call may). ``listed``: the frame's hidden log slot holds the run's list, appended to by
+    ``LIST_APPEND`` (a run that keeps values); else a callable, called per value (a summary
+    run's ``SummaryLog.logged``; ``probes.log``).
 
     Cached by identity: code objects compare equal across files (equality ignores
     ``co_filename``), and an equal code object must still keep its own file and lines."""
-    key = (id(code), True) if guarded else (id(code), False, id(scope))
+    key = (id(code), True, listed) if guarded else (id(code), False, id(scope), listed)
     info = _cache.get(key)
     if info is not None and info.code is code:
         return info
     with _lock:
         info = _cache.get(key)
         if info is None or info.code is not code:
-            info = _build(code, guarded, scope)
+            info = _build(code, guarded, scope, listed)
             if info.transient:
                 return info
             while len(_cache) >= _CACHE_BOUND:
@@ -115,9 +119,11 @@ def instrument(code: types.CodeType, guarded: bool = False, scope: dict | None =
     return info
 
 
-def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = None) -> CodeInfo:
+def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = None,
+           listed: bool = True) -> CodeInfo:
     info = CodeInfo(code)
     info.guarded = guarded
+    info.listed = _VARIANT.listed = listed     # (read by ``probes.log``; under ``_lock``)
     if code.co_flags & ops.GENERATOR_FLAGS and not info.generator:
         info.error = ("async generators are recorded as primitive calls" if
                       code.co_flags & 0x200 else "generators are recorded as primitive calls on"
@@ -142,7 +148,7 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         # Handler depths come from the original exception table, shifted by the hidden slots:
         # bytecode's own computation takes the depth where a TryBegin stands, which is wrong
         # for a try range reopened inside a handler.
-        info.new_code = new.to_code(compute_exception_stack_depths=False)
+        info.new_code = placed_sets(new.to_code(compute_exception_stack_depths=False))
     except Unsupported as exc:
         info.error = str(exc)
     except (RecursionError, MemoryError) as exc:   # the caller's state, not the code's
