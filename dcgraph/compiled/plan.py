@@ -120,5 +120,5 @@ def structure_key(args: tuple, kwargs: dict):
     call without keywords: the tuple of the arguments' structures alone; it never equals a
     key with keywords, whose second entry is a tuple of names)."""
     if not kwargs:
-        return tuple(map(structure, args))
+        return (structure(args[0]),) if len(args) == 1 else tuple(map(structure, args))
     return tuple(map(structure, args)), tuple(kwargs), tuple(map(structure, kwargs.values()))
