@@ -107,3 +107,26 @@ def test_calls_alternating_item_types_keep_both_paths():
     assert vg(ints) == (2 * 1 + 4 + math.sin(0.5), [None, None, math.cos(0.5)])
     assert vg(floats) == (2 * 1 + 4 + math.sin(0.5), [2.0, 4.0, math.cos(0.5)])
     assert vg.compiled.stats["hits"] == hits + 2 and vg.compiled.enabled
+
+
+def test_densified_lists_are_those_of_item_by_item_densify():
+    """``densify`` of a list or tuple takes a C-level path for floats only (or float64s only)
+    with real adjoints; every other mix gives what item-by-item densifying gives."""
+    from dcgraph.ad.values import Sparse, _leaf, densify
+    f8 = np.float64
+    cases = [([1.0, 2.0, 3.0], {0: 1.5, 1: f8(2.5), 2: -0.0}),
+             ((f8(1.0), f8(2.0)), {0: 1.5, 1: f8(2.5)}),
+             ([1.0, 2.0, 3.0], {0: 1.5, 2: 2.0}),              # an absent entry: zero
+             ([1.0, f8(2.0)], {0: 1.5, 1: 2.0}),               # mixed item types
+             ([1.0, 2], {0: 1.5, 1: 2.0}),                     # an int carries nothing
+             ([1.0, 2.0], {0: 1.5, 1: 2.0 + 1.0j}),            # a complex adjoint
+             ([1.0, 2.0], {0: np.array(1.5), 1: 2.0}),         # a 0-d array adjoint
+             ([Real(1.0), Real(2.0)], {0: 1.5, 1: 2.0}),       # a float subclass
+             ([np.float32(1.0)], {0: f8(1.5)}), ([], {})]
+    for items, entries in cases:
+        got = densify(items, Sparse(entries))
+        want = [_leaf(v, entries.get(i)) for i, v in enumerate(items)]
+        want = want if type(items) is list else tuple(want)
+        assert identical(got, want), (items, entries, got, want)
+    assert [type(x) for x in densify([1.0, 2.0], Sparse({0: f8(1.5), 1: 2.0}))] == [float, float]
+    assert [type(x) for x in densify([f8(1.0)], Sparse({0: 1.5}))] == [float]
