@@ -180,8 +180,8 @@ class PathCode:
         return lines, self.ns, list(self.ids), big
 
     def stable(self, node, known) -> bool:
-        """Is the type of this call's value fixed by its inputs' known types? (Arithmetic
-        and ``math`` functions on real and integer scalars, steps of ``range`` loops.)"""
+        """Is the type of this call's value fixed by its inputs' known types? (Arithmetic, int
+        literal powers and ``math`` functions on real and integer scalars, ``range`` steps.)"""
         fn = node.fn
         if node in self.typed:
             return True
@@ -191,6 +191,9 @@ class PathCode:
             return True                   # a tuple display, a slice: always that type
         if node.kwargs or node.fn_node is not None or not self.known(node.args, known):
             return False
+        if (fn is operator.pow or fn is operator.ipow) and len(node.args) == 2:
+            e = node.args[1]                # ``x ** 2``: a real's integer power is real
+            return type(e) is Constant and e.tape is None and type(e.value) is int
         return symbol(_STABLE_OPS, fn) is not None or (
             type(fn) is types.BuiltinFunctionType and getattr(fn, "__module__", "") == "math")
 
@@ -203,11 +206,16 @@ class PathCode:
 
     @staticmethod
     def known(nodes, known) -> bool:
-        """Are these real or integer scalars whose runtime type is the recorded one?"""
+        """Are these real or integer scalars of the recorded type (unpacked items: as theirs)?"""
         for x in nodes:
             if type(x.value) not in FAST:
                 return False
             u = x if type(x) is PrimitiveCall else unalias(x)
+            while type(u) is PrimitiveCall and u not in known:
+                item = tuple_item(u)              # unpacking: the item's value itself
+                if item is None:
+                    return False
+                u = item if type(item) is PrimitiveCall else unalias(item)
             if type(u) is not Constant and u not in known:
                 return False
         return True

@@ -37,6 +37,11 @@ def rows(xs):
     return xs[0][0] * xs[1][1] + xs[2] * 3.0
 
 
+def unpacked(xs):              # items unpacked from a tuple display, powers by int literals
+    a, b, c = xs[0], xs[1], xs[2]
+    return (a - b) / c + (a * c) ** 2 + b ** -1 + c ** 0.5
+
+
 def run(xs):                   # a loop over items, written as array code (``vectorise``)
     s = 0.0
     for i in range(40):
@@ -44,11 +49,11 @@ def run(xs):                   # a loop over items, written as array code (``vec
     return s
 
 
-KINDS = [1.5, 2, True, np.float64(1.25), np.float32(1.5), np.int64(3), Real(1.5), Doubling(1.5),
+KINDS = [1.5, 2, True, -2, -1.5, np.float64(1.25), np.float32(1.5), np.int64(3), Real(1.5), Doubling(1.5),
          1 + 2j, np.array(1.5), np.array([1.5, 2.0]), np.array([[1.0], [2.0]]), [1.0, 2.0],
          (1.0, 2.0), [1.0, 2.0, 3.0]]
 CASES = [(scalars, [0.5, 0.7, 0.9]), (arrays, [np.array([1.0, 2.0]), np.array([3.0, 4.0]), 0.5]),
-         (rows, [[1.0, 2.0], [3.0, 4.0], 0.5]), (run, [0.01 * i for i in range(40)])]
+         (rows, [[1.0, 2.0], [3.0, 4.0], 0.5]), (unpacked, [0.5, 0.7, 0.9]), (run, [0.01 * i for i in range(40)])]
 
 
 def outcome(vg, xs):
@@ -130,3 +135,19 @@ def test_densified_lists_are_those_of_item_by_item_densify():
         assert identical(got, want), (items, entries, got, want)
     assert [type(x) for x in densify([1.0, 2.0], Sparse({0: f8(1.5), 1: 2.0}))] == [float, float]
     assert [type(x) for x in densify([f8(1.0)], Sparse({0: 1.5}))] == [float]
+
+
+def test_unpacked_items_and_int_powers_need_no_guards_of_their_own():
+    """The types of ``a - b`` (``a, b`` unpacked from a tuple of guarded reads) and of
+    ``x ** 2``, ``x ** -1`` follow from their inputs' types: only the three reads and
+    ``c ** 0.5`` (complex for a negative ``c``) are guarded."""
+    vg = dcgraph.value_and_grad(unpacked)
+    for _ in range(3):
+        vg([0.5, 0.7, 0.9])
+    (cg, _), = next(iter(vg.compiled.paths.values()))
+    guarded = [line.split("raise")[0] for line in cg.source.splitlines() if "_type(" in line]
+    assert len(guarded) == 4, cg.source
+    traced = dcgraph.value_and_grad(unpacked)
+    traced.compiled.enabled = False
+    for xs in ([2, 3, 4], [2.0, -3, 4.0], [np.float32(2.0), 3.0, 4.0], [2.0, 3.0, -4.0]):
+        assert identical(outcome(vg, xs), outcome(traced, xs)), xs
