@@ -5,6 +5,7 @@ kind are tried at every read position: ints, floats, bools, numpy scalars of two
 subclasses (one overriding ``*``), 0-d and 1-d and 2-d arrays, nested lists and tuples,
 complex numbers; in scalar code, array code, rows of a list of lists and a vectorised loop."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -151,3 +152,28 @@ def test_unpacked_items_and_int_powers_need_no_guards_of_their_own():
     traced.compiled.enabled = False
     for xs in ([2, 3, 4], [2.0, -3, 4.0], [np.float32(2.0), 3.0, 4.0], [2.0, 3.0, -4.0]):
         assert identical(outcome(vg, xs), outcome(traced, xs)), xs
+
+
+def last_step_flagged(x, n):
+    terms = []
+    for i in range(100, 110):
+        terms.append(math.sin(x * i))
+        if i == 109:                 # steps of a constant range: known when compiling
+            terms.append(x)
+        if i == n:                   # an argument: guarded
+            terms.append(x * x)
+    return sum(terms)
+
+
+def test_comparisons_of_ints_known_when_compiling_are_not_guarded():
+    vg = dcgraph.value_and_grad(last_step_flagged)
+    for _ in range(3):
+        vg(0.3, 105)
+    (cg, _), = next(iter(vg.compiled.paths.values()))
+    assert "== 109" not in cg.source and "is not list" not in cg.source
+    assert len(re.findall(r"if (not \()?\d+ == v\d+\)?: raise _GF", cg.source)) == 10, cg.source
+    traced = dcgraph.value_and_grad(last_step_flagged)
+    traced.compiled.enabled = False
+    for args in ((0.7, 105), (0.7, 107), (0.2, 200), (0.7, 105)):
+        assert identical(vg(*args), traced(*args)), args
+    assert vg.compiled.stats["guard_failures"] >= 2 and vg.compiled.enabled
