@@ -3,7 +3,8 @@
 exactly what a fresh trace gives, or its guards send the call back to tracing. Items of every
 kind are tried at every read position: ints, floats, bools, numpy scalars of two widths, float
 subclasses (one overriding ``*``), 0-d and 1-d and 2-d arrays, nested lists and tuples,
-complex numbers; in scalar code, array code, rows of a list of lists and a vectorised loop."""
+complex numbers; in scalar code, array code, rows of a list of lists, tuple unpacking, a loop
+over the list and untraced builtins given the list (``sum``, ``len``), and a vectorised loop."""
 import math
 import re
 
@@ -43,6 +44,13 @@ def unpacked(xs):              # items unpacked from a tuple display, powers by 
     return (a - b) / c + (a * c) ** 2 + b ** -1 + c ** 0.5
 
 
+def iterated(xs):              # a loop over the list itself, and untraced builtins over it
+    s = 0.0
+    for x in xs:
+        s = s + x * x
+    return s + sum(xs) + sum([x * 2.0 for x in xs]) / len(xs)
+
+
 def run(xs):                   # a loop over items, written as array code (``vectorise``)
     s = 0.0
     for i in range(40):
@@ -54,7 +62,8 @@ KINDS = [1.5, 2, True, -2, -1.5, np.float64(1.25), np.float32(1.5), np.int64(3),
          1 + 2j, np.array(1.5), np.array([1.5, 2.0]), np.array([[1.0], [2.0]]), [1.0, 2.0],
          (1.0, 2.0), [1.0, 2.0, 3.0]]
 CASES = [(scalars, [0.5, 0.7, 0.9]), (arrays, [np.array([1.0, 2.0]), np.array([3.0, 4.0]), 0.5]),
-         (rows, [[1.0, 2.0], [3.0, 4.0], 0.5]), (unpacked, [0.5, 0.7, 0.9]), (run, [0.01 * i for i in range(40)])]
+         (rows, [[1.0, 2.0], [3.0, 4.0], 0.5]), (unpacked, [0.5, 0.7, 0.9]),
+         (iterated, [0.5, 0.7, 0.9]), (run, [0.01 * i for i in range(40)])]
 
 
 def outcome(vg, xs):
