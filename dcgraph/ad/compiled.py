@@ -149,12 +149,14 @@ class CompiledGradient(CompiledPath):
     def gradient(self, adjoints: tuple, i: int, args: tuple, binding):
         """The dense gradient for positional argument ``i`` of ``args`` from ``adjoints``
         (this path's, in ``wrt`` order); ``binding``: the ``api._Binding`` of the path."""
-        slot = self._slots.get(i)
-        if slot is None:
+        slots = self._slots
+        if i in slots:
+            k, pos, fresh = slots[i]
+        else:
             node, pos = binding.slots[i]
             k = self.wrt.index(node) if node in self.wrt else None
-            slot = self._slots[i] = (k, pos, k is not None and pos is None and self.fresh[k])
-        k, pos, fresh = slot
+            fresh = k is not None and pos is None and self.fresh[k]
+            slots[i] = k, pos, fresh
         g = None if k is None else adjoints[k]
         if pos is not None:
             g = g.get(pos) if type(g) is Sparse else None

@@ -163,8 +163,10 @@ def densify(value, adj):
         if adj is None:
             return 0.0
     elif t is list or isinstance(value, tuple):
-        get = adj.get if type(adj) is Sparse else _none
-        out = list(map(_leaf, value, map(get, range(len(value)))))
+        out = _real_items(value, adj) if type(adj) is Sparse else None
+        if out is None:
+            get = adj.get if type(adj) is Sparse else _none
+            out = list(map(_leaf, value, map(get, range(len(value)))))
         if t is list or t is tuple:
             return out if t is list else tuple(out)
         return t(*out) if hasattr(value, "_fields") else tuple(out)
@@ -191,6 +193,25 @@ def densify(value, adj):
     if t is float and not isinstance(adj, complex) and not np.iscomplexobj(adj):
         return float(adj)
     return adj
+
+
+_REAL_ADJOINTS = frozenset({float, np.float64})
+
+
+def _real_items(value, adj: Sparse):
+    """``densify`` of the items of a list or tuple of floats only (or of float64s only)
+    whose adjoints in ``adj`` are all present and real scalars, in C-level calls (what
+    ``_leaf`` gives item by item); None for any other items."""
+    kinds = set(map(type, value))
+    if len(kinds) != 1:
+        return None
+    kind = kinds.pop()
+    if kind is not float and kind is not np.float64:
+        return None
+    adjs = list(map(adj.get, range(len(value))))
+    if not _REAL_ADJOINTS.issuperset(map(type, adjs)):
+        return None
+    return list(map(float, adjs)) if kind is float else adjs
 
 
 def _leaf(value, adj):

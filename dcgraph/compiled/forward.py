@@ -5,11 +5,11 @@
 inlined; phis and bound arguments are aliases; lists built on the path are built again, with
 their ``append``/``extend`` calls) and raises ``_GF(k)`` where the arguments would send control
 elsewhere (branches, loop exits, caught exceptions of another class, rebound globals, other
-callables, value types that later code relies on). Int arithmetic on ints known when compiling
-(literals, steps of constant ranges) is folded, and items of tuple displays are read directly
-(unpacking). A ``raise`` in traced code is not executed:
-the path already continues at the handler that caught it, whose match is guarded. Inline
-forms may add lines that run after the forward code (``closing``, ``inline.Site.closing``).
+callables, value types that later code relies on). Int arithmetic and comparisons on ints known
+when compiling (literals, steps of constant ranges) are folded, and items of tuple displays are
+read directly (unpacking). A ``raise`` in traced code is not executed: the path already
+continues at the handler that caught it, whose match is guarded. Inline forms may add lines
+that run after the forward code (``closing``, ``inline.Site.closing``).
 
 Subclasses add a backward pass (``dcgraph.ad.codegen.GradientCode``) through three hooks:
 ``tail(ret, result)`` (lines after the forward code and the returned expression),
@@ -42,7 +42,8 @@ __all__ = ["PathCode", "ENTER", "NODE", "DONE", "inline", "tuple_item", "FAST"]
 
 ENTER, NODE, DONE = 0, 1, 2              # event phases: a nested call is entered, then done
 FAST = frozenset({float, int, bool, np.float64, np.float32, np.float16, np.longdouble})
-_FOLDED = {"<", "<=", "==", "!=", ">", ">=", "is", "is not", "in", "not in"}
+_COMPARE = {"<", "<=", "==", "!=", ">", ">="}
+_FOLDED = _COMPARE | {"is", "is not", "in", "not in"}
 _STABLE_OPS = dict.fromkeys([operator.add, operator.sub, operator.mul, operator.truediv,
                              operator.floordiv, operator.mod, operator.neg, operator.pos,
                              operator.abs, operator.iadd, operator.isub, operator.imul,
@@ -180,17 +181,21 @@ class PathCode:
         return lines, self.ns, list(self.ids), big
 
     def stable(self, node, known) -> bool:
-        """Is the type of this call's value fixed by its inputs' known types? (Arithmetic
-        and ``math`` functions on real and integer scalars, steps of ``range`` loops.)"""
+        """Is the type of this call's value fixed by its inputs' known types? (Arithmetic, int
+        literal powers and ``math`` functions on real and integer scalars, ``range`` steps.)"""
         fn = node.fn
         if node in self.typed:
             return True
         if fn is ops.next_item:
             return node in self.steps or self.range_step(node)
-        if (fn is ops.build_tuple or fn is slice) and not node.kwargs and node.fn_node is None:
-            return True                   # a tuple display, a slice: always that type
+        if (fn is ops.build_tuple or fn is ops.build_list or fn is slice) and not node.kwargs \
+                and node.fn_node is None:
+            return True                   # a tuple or list display, a slice: always that type
         if node.kwargs or node.fn_node is not None or not self.known(node.args, known):
             return False
+        if (fn is operator.pow or fn is operator.ipow) and len(node.args) == 2:
+            e = node.args[1]                # ``x ** 2``: a real's integer power is real
+            return type(e) is Constant and e.tape is None and type(e.value) is int
         return symbol(_STABLE_OPS, fn) is not None or (
             type(fn) is types.BuiltinFunctionType and getattr(fn, "__module__", "") == "math")
 
@@ -203,11 +208,16 @@ class PathCode:
 
     @staticmethod
     def known(nodes, known) -> bool:
-        """Are these real or integer scalars whose runtime type is the recorded one?"""
+        """Are these real or integer scalars of the recorded type (unpacked items: as theirs)?"""
         for x in nodes:
             if type(x.value) not in FAST:
                 return False
             u = x if type(x) is PrimitiveCall else unalias(x)
+            while type(u) is PrimitiveCall and u not in known:
+                item = tuple_item(u)              # unpacking: the item's value itself
+                if item is None:
+                    return False
+                u = item if type(item) is PrimitiveCall else unalias(item)
             if type(u) is not Constant and u not in known:
                 return False
         return True
@@ -362,12 +372,14 @@ class PathCode:
         return [f"v{k} = {callee or self.bind(fn)}({', '.join(a + kw)})"]
 
     def folds(self, node) -> bool:
-        """Is ``node`` integer arithmetic on ints known at compile time (literals, steps of
-        constant ranges, such folded results)? Its value is then the recorded one."""
-        if node.kwargs or node.fn_node is not None or symbol(_STABLE_OPS, node.fn) is None:
-            return False
-        return all(type(x.value) is int and ((type(x) is Constant and x.tape is None)
-                                             or unalias(x) in self.steps) for x in node.args)
+        """Is ``node`` int arithmetic on ints known when compiling? (Its value: the recorded.)"""
+        return not node.kwargs and node.fn_node is None and \
+            symbol(_STABLE_OPS, node.fn) is not None and all(map(self.fixed_int, node.args))
+
+    def fixed_int(self, node) -> bool:
+        """Is ``node`` an int known when compiling (a literal, a folded range step or result)?"""
+        return type(node.value) is int and (
+            (type(node) is Constant and node.tape is None) or unalias(node) in self.steps)
 
     @staticmethod
     def int_range(node) -> bool:
@@ -386,6 +398,8 @@ class PathCode:
         if op is None or op == "is None":
             test = self.v(x[0]) + (" is None" if op else "")
         elif op in _FOLDED:
+            if op in _COMPARE and self.fixed_int(x[0]) and self.fixed_int(x[1]):
+                return []                         # ints known when compiling: as recorded
             test = f"{self.v(x[0])} {op} {self.v(x[1])}"
         elif op == "matches":                     # an except clause: exception, class(es)
             test = f"_isinstance({self.v(x[0])}, {self.v(x[1])})"

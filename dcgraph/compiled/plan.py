@@ -10,8 +10,6 @@ a call that paths are cached by: leaf types, array shapes and dtypes, lengths, d
 from __future__ import annotations
 
 import types
-from itertools import chain
-
 import numpy as np
 
 from ..tape import Constant, PrimitiveCall
@@ -95,26 +93,21 @@ def _origin(node):
 
 
 # -- argument structure ------------------------------------------------------------------------
-_NESTED = frozenset({list, tuple, dict, np.ndarray})
-_LONG = 256
+_SCALARS = frozenset({float, int, bool, np.float64, np.float32, np.int64, complex})
 
 
 def structure(value):
-    """A hashable description of a value's structure: leaf types, array shapes and dtypes,
-    list/tuple lengths, dict keys (only the length of lists longer than ``_LONG``). A list or
-    tuple of rows (lists, or tuples, all of one of these types) of leaves is described in
-    C-level calls as ``(t, row type, row lengths, leaf types in row-major order)``."""
+    """A hashable description of a value's structure: its type; array shapes and dtypes; the
+    lengths of lists and tuples, not their items (the compiled code guards the type of every
+    item it reads, arrays' shapes and dtypes included, and ``densify`` looks at every item at
+    run time, so calls differing only in items share a key); dict keys and values."""
     t = type(value)
-    if t is list or t is tuple:
-        if len(value) > _LONG:               # element types are guarded where they are read
-            return t, len(value)
-        types_ = tuple(map(type, value))
-        if _NESTED.isdisjoint(types_):
-            return t, types_
-        rows = _rows(value, types_)
-        return rows if rows is not None else (t, tuple(map(structure, value)))
+    if t in _SCALARS:                        # the common cases first
+        return t
     if t is np.ndarray:
         return t, value.shape, value.dtype
+    if t is list or t is tuple:
+        return t, len(value)
     if t is dict:
         return t, tuple(value), tuple(map(structure, value.values()))
     if isinstance(value, tuple):
@@ -122,25 +115,10 @@ def structure(value):
     return t
 
 
-def _rows(value, types_):
-    """``structure`` of a list or tuple of rows of leaves (a 4-tuple, unlike any other
-    description of a list or tuple), or None when ``value`` is not one."""
-    row = types_[0]
-    if (row is not list and row is not tuple) or types_.count(row) != len(types_):
-        return None
-    lengths = tuple(map(len, value))
-    if max(lengths) > _LONG:
-        return None
-    leaves = tuple(map(type, chain.from_iterable(value)))
-    if not _NESTED.isdisjoint(leaves):
-        return None
-    return type(value), row, lengths, leaves
-
-
 def structure_key(args: tuple, kwargs: dict):
     """The cache key of a call: the structure of each argument and the keyword names (a
     call without keywords: the tuple of the arguments' structures alone; it never equals a
     key with keywords, whose second entry is a tuple of names)."""
     if not kwargs:
-        return tuple(map(structure, args))
+        return (structure(args[0]),) if len(args) == 1 else tuple(map(structure, args))
     return tuple(map(structure, args)), tuple(kwargs), tuple(map(structure, kwargs.values()))
