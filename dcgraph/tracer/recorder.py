@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import collections
 import inspect
-import threading
 import types
 
 from .classes import traced_target
@@ -30,52 +29,11 @@ from .roots import known as known_root, remember as remember_root
 from .inline_calls import PLAIN_METHODS, substitution_ended
 from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
+from .current_run import _CLOSED_PAIR, Sink, _identity, _state, idle_pair  # noqa: F401
 
 __all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "entry_pair", "Missing"]
 
 
-class Sink(list):
-    """A log slot's value where nothing is to be logged (no run, or a generator frame resumed
-    outside its run): a list (listed code appends to it, ``probes.log``) and a callable (other
-    code calls it) that keeps nothing called. A fresh one per frame entry or resumption, so
-    what listed code appends lives no longer than that frame does."""
-
-    __slots__ = ()
-
-    def __call__(self, _value) -> None:
-        return None
-
-
-def idle_pair() -> tuple:
-    """The ``(log, hook)`` pair of a frame that logs nothing and traces nothing."""
-    return Sink(), _identity
-
-
-def _identity(f):
-    return f
-
-
-_CLOSED_PAIR = (Sink(), _identity)      # a closed run's ``pending`` (see ``Run.close``)
-
-
-class _Idle:
-    """``_state.run`` outside ``track``: instrumented code that runs anyway stays harmless."""
-
-    __slots__ = ()
-    pending = property(lambda self: idle_pair())    # a fresh ``Sink`` per read
-    closed = True                        # no generator is started or resumed into it
-    frames = 0                           # no run active: tracing adds no frames yet
-
-
-class _State(threading.local):
-    """Per thread: the active run (its ``pending`` pair is what the next traced frame's
-    prologue takes, see ``Level.hook``; its ``frames``, what ``track`` and its callers add
-    below it and the runs it is nested in, see ``headroom``)."""
-
-    run = _Idle()
-
-
-_state = _State()
 _TOO_DEEP = ("first called at the recursion limit (no frame left to decide it): recorded as a "
              "primitive")
 _TOO_DEEP_BOUND = "called as a method at the recursion limit: that call recorded as a primitive"
