@@ -37,6 +37,7 @@ from collections import Counter
 import numpy as np
 
 from .vector_forms import FUNCTIONS, form, templates_and_operands
+from .vector_grid import GridRun, inner_blocks
 from .vector_run import Run
 from .vector_sums import FLOATS, NotVector
 
@@ -77,7 +78,7 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
         uses.update(own)
     out = []
     for piece in pieces:
-        if type(piece) is Run:
+        if type(piece) is not int:
             own = owns[id(piece)]
             out += piece.lines
             out += piece.unpack(lambda name: uses[name] > own[name])
@@ -294,6 +295,12 @@ class _Context:
         its lines (``earlier``) when it still vectorises so (tried first: one construction
         instead of two); raises ``NotVector``."""
         k = self.earlier(i, p, floor)
+        for block in inner_blocks(self.codes[i:i + p]):
+            for start, n_ in ((i - k * p, n + k), (i, n)) if k else ((i, n),):
+                try:
+                    return GridRun(self, start, p, n_, len(self.runs), block)
+                except NotVector:
+                    pass
         if k:
             try:
                 return Run(self, i - k * p, p, n + k, len(self.runs))
@@ -380,7 +387,9 @@ class _Context:
 
 def _map_exact(fn, x):
     """``fn`` (a ``math`` function) on every element: the bits of the scalar calls."""
-    return np.fromiter(map(fn, x.tolist()), float, len(x))
+    if x.ndim == 1:
+        return np.fromiter(map(fn, x.tolist()), float, len(x))
+    return np.fromiter(map(fn, x.ravel().tolist()), float, x.size).reshape(x.shape)
 
 
 def _all_of_type(items, t) -> bool:
