@@ -67,11 +67,13 @@ class GridRun(GridSums, Run):
         self._node_shape: dict = {}
         self._leaf = "scalar"
         self._reaching = None
+        self._local: dict = {}       # (line, operand) -> (line, view) ``local`` found
         self.summed: set = set()     # chains accumulated
         ctx.ns.setdefault("_vx_empty", np.empty)
         ctx.ns.setdefault("_vx_bcast", np.broadcast_to)
         ctx.ns.setdefault("_vx_chain", itertools.chain.from_iterable)
         ctx.ns.setdefault("_vx_lengths", _all_of_length)
+        ctx.ns.setdefault("_vx_longer", _all_longer)
         super().__init__(ctx, start, period, groups, number)
 
     # -- layout ----------------------------------------------------------------------------
@@ -117,30 +119,41 @@ class GridRun(GridSums, Run):
         scalar code's order (names are reused): an inner line's array, an outer line's
         column (``view``: ``[:, None]``), or one copy of an inner line (``[:, c]``)."""
         self.view = ""
-        found = None
         for q in range(1 if j in self.targets else 0, len(self.ops[j][0])):
             if self.column(j, f"_Po{q}") == seq:
-                found = self.reaching()[(j, q)]
-                break
+                known = self._local.get((j, q))
+                if known is None:
+                    known = self._local[(j, q)] = self.source(j, self.reaching()[(j, q)])
+                i, c = known
+                if i is not None:
+                    self.view = self.view_of(j, i, c)
+                return i
+        return None
+
+    def source(self, j: int, found: list) -> tuple:
+        """``(line, copy)`` all the events ``found`` of line ``j`` read, in their own copy or
+        group (copy: which copy an outer line after the block reads), or ``(None, None)``."""
         if not found or found[0] is None:
-            return None
+            return None, None
         i = found[0][0]
         if any(d is None or d[0] != i for d in found):
-            return None
-        events = range(len(found))
-        if any(self.crosses(d, (j, e)) for e, d in zip(events, found)):
-            return None
+            return None, None
+        if any(self.crosses(d, (j, e)) for e, d in enumerate(found)):
+            return None, None
+        if self.inner(i) and not self.inner(j):
+            copies = {d[1] % self.m for d in found}
+            return (i, copies.pop()) if len(copies) == 1 else (None, None)
+        return i, None
+
+    def view_of(self, j: int, i: int, c) -> str:
+        """How line ``j`` reads line ``i``'s array (by its shape, once known)."""
         ji, ii = self.inner(j), self.inner(i)
         shape = self.shapes.get(i, "full" if ii else "vector")     # a sum's: not yet known
         if ji and not ii:
-            self.view = "[:, None]" if shape == "vector" else ""
-        elif ii and not ji:
-            copies = {d[1] % self.m for d in found}
-            if len(copies) != 1:
-                return None
-            c = copies.pop()
-            self.view = {"full": f"[:, {c}]", "row": f"[{c}]", "col": "[:, 0]"}.get(shape, "")
-        return i
+            return "[:, None]" if shape == "vector" else ""
+        if ii and not ji:
+            return {"full": f"[:, {c}]", "row": f"[{c}]", "col": "[:, 0]"}.get(shape, "")
+        return ""
 
     def reaching(self) -> dict:
         """``(line, operand) -> [(line, index) of the assignment it reads, or None: from
@@ -303,8 +316,11 @@ class GridRun(GridSums, Run):
             self.body.append(f"if not _vx_lengths({rows}, {m}): raise _GF({code})")
             self.body.append(f"{r} = list(_vx_chain({rows}))")     # rows of m items each
         else:
-            getter = self.ctx.bind(operator.itemgetter(*map(_literal, row)),
-                                   f"_vk_items{self.r}_{j}")
+            items = list(map(_literal, row))
+            if min(items) < 0:
+                raise NotVector("an inner read at a negative position")
+            getter = self.ctx.bind(operator.itemgetter(*items), f"_vk_items{self.r}_{j}")
+            self.body.append(f"if not _vx_longer({rows}, {max(items)}): raise _GF({code})")
             self.body.append(f"{r} = list(_vx_chain(map({getter}, {rows})))")
         self.body.append(f"if not _vx_alltype({r}, {self.ctx.bind(t, '_vk_t')}): "
                          f"raise _GF({code})")
@@ -372,3 +388,7 @@ def _combine(shapes) -> str:
 
 def _all_of_length(rows, m: int) -> bool:
     return {*map(len, rows)} == {m}
+
+
+def _all_longer(rows, k: int) -> bool:
+    return min(map(len, rows)) > k

@@ -23,7 +23,12 @@ import ast
 
 from .vector_sums import NotVector
 
-__all__ = ["GridSums"]
+__all__ = ["GridSums", "NotChain"]
+
+
+class NotChain(NotVector):
+    """The run's sums are no chain of a kind ``GridSums`` writes (other inner blocks of the
+    same groups would fail alike: the caller tries none)."""
 
 
 class GridSums:
@@ -105,14 +110,14 @@ class GridSums:
             if d is None:                        # a literal
                 d = self.ops[j][idx][int(links[j][0][3:])]
                 if not d[0].isdigit():
-                    raise NotVector("a sum restarted from a value from before the run")
+                    raise NotChain("a sum restarted from a value from before the run")
             elif d[0] in links or d[0] >= self.j0 or self.frame(*d)[0] != k:
-                raise NotVector("sums that are not one chain in the scalar code's order")
+                raise NotChain("sums that are not one chain in the scalar code's order")
             else:
                 d = d[0]
             if start not in (None, d) or \
                     not self.linked(chain, read, links, k * per + 1, (k + 1) * per):
-                raise NotVector("sums that are not one chain in the scalar code's order")
+                raise NotChain("sums that are not one chain in the scalar code's order")
             start = d
         return members, parts, (start,)
 
@@ -137,8 +142,17 @@ class GridSums:
         """Does event ``e`` read the value of event ``d`` of an earlier copy or group (not a
         value of its own copy, of the outer lines before it, or an outer line reading the
         inner copies of its group)?"""
-        (kd, cd), (ke, ce) = self.frame(*d), self.frame(*e)
-        return kd != ke or cd != ce and cd != -1 and ce != self.m
+        (jd, xd), (je, xe) = d, e
+        m, j0, q = self.m, self.j0, self.q
+        if j0 <= jd < j0 + q:
+            kd, cd = divmod(xd, m)
+        else:
+            kd, cd = xd, (-1 if jd < j0 else m)
+        if j0 <= je < j0 + q:
+            ke, ce = divmod(xe, m)
+        else:
+            ke, ce = xe, (-1 if je < j0 else m)
+        return kd != ke or cd != ce and cd != -1 and ce != m
 
     def readable(self, i: int, j: int) -> bool:
         """A chain's partial sums are readable by a later line once all its members are

@@ -38,6 +38,7 @@ import numpy as np
 
 from .vector_forms import FUNCTIONS, form, templates_and_operands
 from .vector_grid import GridRun, inner_blocks
+from .vector_grid_sums import NotChain
 from .vector_run import Run
 from .vector_sums import FLOATS, NotVector
 
@@ -299,8 +300,13 @@ class _Context:
             for start, n_ in ((i - k * p, n + k), (i, n)) if k else ((i, n),):
                 try:
                     return GridRun(self, start, p, n_, len(self.runs), block)
+                except NotChain:
+                    break
                 except NotVector:
                     pass
+            else:
+                continue
+            break
         if k:
             try:
                 return Run(self, i - k * p, p, n + k, len(self.runs))

@@ -189,3 +189,15 @@ def test_a_zero_divisor_in_the_inner_body_raises_the_plain_error():
     assert "_vx_nozero(" in source(fast) or " == 0: raise _GF(" in source(fast)
     with pytest.raises(ZeroDivisionError):
         fast(xs, 2.0)
+
+
+def test_rows_longer_than_the_inner_loop_are_read_by_items_and_guarded():
+    _, _, rows = data(7, m=6)                   # 6 items a row, the loop reads 4
+    fast, plain = pair(row_sums, (0, 1))
+    for _ in range(3):
+        check(fast, plain, row_sums, (rows, 0.25), (0, 1))
+    code = source(fast)
+    assert "_vx_longer(" in code and "_vk_items" in code, code
+    g = fast(rows, 0.25)[1]
+    assert abs(g[1] - fd(row_sums, (rows, 0.25), 1)) < 1e-6 * max(1.0, abs(g[1]))
+    assert all(gi[4] == 0.0 and gi[5] == 0.0 for gi in g[0])
