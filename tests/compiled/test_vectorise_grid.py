@@ -201,3 +201,20 @@ def test_rows_longer_than_the_inner_loop_are_read_by_items_and_guarded():
     g = fast(rows, 0.25)[1]
     assert abs(g[1] - fd(row_sums, (rows, 0.25), 1)) < 1e-6 * max(1.0, abs(g[1]))
     assert all(gi[4] == 0.0 and gi[5] == 0.0 for gi in g[0])
+
+
+def test_guard_failures_of_the_2d_read_name_the_inner_read():
+    from dcgraph.ad.compiled import compile_gradient
+    from dcgraph.compiled import GuardFailed
+    _, _, rows = data(8)
+    _, tape = dcgraph.track(row_sums, rows, 0.5)
+    tape.lint()
+    cg = compile_gradient(tape, list(tape.arguments), (rows, 0.5))
+    assert "_vx_lengths(" in cg.source
+    ints = [list(r) for r in rows]
+    ints[7][2] = 3
+    longer = [list(r) + [1.0] for r in rows]
+    for changed in (ints, longer):
+        with pytest.raises(GuardFailed) as failure:
+            cg((changed, 0.5), {})
+        assert "r = r + rows[i][j] * w" in cg.describe(failure.value)
