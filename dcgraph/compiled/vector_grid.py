@@ -37,9 +37,12 @@ __all__ = ["GridRun", "inner_blocks"]
 _MAX_BLOCKS = 3                     # candidate inner blocks tried per run
 
 
-def inner_blocks(codes: list) -> list:
+def inner_blocks(codes: list, lines=None) -> list:
     """Candidate inner blocks ``(j0, q, m)`` of one group's line codes (all forms known):
-    ``m >= 2`` consecutive copies of lines ``j0 ... j0 + q - 1``, most lines saved first."""
+    ``m >= 2`` consecutive copies of lines ``j0 ... j0 + q - 1``, most lines saved first;
+    among the rotations of one periodic stretch, those whose copies read fewest values of the
+    copy before (other than a line's own previous value: a sum) first, when ``lines(j)``
+    gives line ``j``'s ``(target or None, operands read)``."""
     p, found = len(codes), []
     for q in range(1, p // 2 + 1):
         for j0 in range(0, p - 2 * q + 1):
@@ -51,9 +54,26 @@ def inner_blocks(codes: list) -> list:
             m = 2
             while j0 + (m + 1) * q <= p and codes[j0 + m * q:j0 + (m + 1) * q] == block:
                 m += 1
-            found.append(((m - 1) * q, -j0, q, m))
+            cut = _crossings(lines, j0, q, m) if lines is not None else 0
+            found.append(((m - 1) * q, -cut, -j0, q, m))
     found.sort(reverse=True)
-    return [(-j0, q, m) for _, j0, q, m in found[:_MAX_BLOCKS]]
+    return [(-j0, q, m) for _, _, j0, q, m in found[:_MAX_BLOCKS]]
+
+
+def _crossings(lines, j0: int, q: int, m: int) -> int:
+    """How many reads of copies ``1 ... m - 1`` take a value another line of the copy before
+    defined (the block's copies would then not be independent columns)."""
+    current, count = {}, 0
+    for c in range(m):
+        for u in range(q):
+            target, reads = lines(j0 + c * q + u)
+            for x in reads:
+                d = current.get(x)
+                if d is not None and d[0] < c and (d[0] < c - 1 or d[1] != u):
+                    count += 1
+            if target is not None:
+                current[target] = (c, u)
+    return count
 
 
 class GridRun(GridSums, Run):

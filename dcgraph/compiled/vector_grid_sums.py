@@ -10,7 +10,10 @@ those, joined by what they read, form the chains. A chain is one of:
   table's flat view is accumulated left to right;
 * a sum restarted in every group (``r = 0.0`` before the inner loop, or a value an outer line
   before the block computed): the table has that value in column 0 and is accumulated along
-  each row.
+  each row;
+* one sum per copy through the groups (the backward pass's adjoints of values the inner loop
+  reads in every group, ``g_ys[j]``): an ``(n * r, m)`` table of the ``r`` members' terms, the
+  initial values added into its first row, accumulated down each column.
 
 Both give the bits of the scalar code (each partial sum is one IEEE addition of the previous
 one and a term, in the scalar order). A later line may read a chain's partial sums once all its
@@ -21,6 +24,9 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
+from .vector_run import Run
 from .vector_sums import NotVector
 
 __all__ = ["GridSums", "NotChain"]
@@ -102,6 +108,10 @@ class GridSums:
         if self.linked(chain, read, links, 0, len(chain)):
             first = chain[0][0]
             return members, parts, self.column(first, links[first][0])[0]
+        if all(map(self.inner, members)):        # one sum per copy, through the groups
+            inits = self.columns(chain, read, links)
+            if inits is not None:
+                return members, parts, ("columns", inits)
         per = len(chain) // self.n               # a sum restarted in every group from the
         start = None                             # value of one outer line before the block
         for k in range(self.n):
@@ -120,6 +130,19 @@ class GridSums:
                 raise NotChain("sums that are not one chain in the scalar code's order")
             start = d
         return members, parts, (start,)
+
+    def columns(self, chain: list, read: dict, links: dict):
+        """The initial values (names or literals from before the run, one per copy) when
+        ``chain`` (inner lines only) is one sum per copy through the groups: in copy ``c``
+        every member reads the member before it in that copy; else None."""
+        m, inits = self.m, []
+        for c in range(m):
+            own = [(j, idx) for j, idx in chain if idx % m == c]
+            if not self.linked(own, read, links, 0, len(own)):
+                return None
+            j, idx = own[0]
+            inits.append(self.ops[j][idx][int(links[j][0][3:])])
+        return inits
 
     @staticmethod
     def linked(chain, read, links, lo: int, hi: int) -> bool:
@@ -178,6 +201,9 @@ class GridSums:
         before = [j for j in members if j < self.j0]
         middle = [j for j in members if self.inner(j)]
         after = [j for j in members if j >= self.j0 + self.q]
+        if type(init) is tuple and init[0] == "columns":
+            self.accumulate_columns(members, init[1])
+            return
         per_group = type(init) is tuple         # restarted in each group
         b, ri = len(before) + per_group, len(middle)
         width = b + m * ri + len(after)
@@ -213,3 +239,26 @@ class GridSums:
             self.body.append(f"{w} = {a}{place[j]}")
             self.vec[j] = (w, True, "floats", self.element_type(j))
             self.shapes[j] = "full" if self.inner(j) else "vector"
+
+    def accumulate_columns(self, members: list, inits: list) -> None:
+        """One sum per copy through the groups: the terms of member ``x`` in rows ``x::r``
+        of an ``(n * r, m)`` table whose first row takes the initial values in, accumulated
+        down each column (the scalar code's order within a copy)."""
+        n, m, r, first = self.n, self.m, len(members), members[0]
+        s, a = f"_s{self.r}_{first}", f"_a{self.r}_{first}"
+        if all(x[0].isdigit() for x in inits):
+            start = self.ctx.bind(np.array([float(x) for x in inits]), f"_vk{self.r}_{first}_0")
+        else:
+            if any(x[0].isdigit() for x in inits):
+                raise NotChain("per-copy sums from literals and values")
+            start, _ = Run.pack(self, first, "_Po0", inits)
+        self.body.append(f"{s} = _vx_empty(({n * r}, {m}))")
+        for x, j in enumerate(members):
+            self.body.append(f"{s}[{x}::{r}] = {self.vec[j][0]}")
+        self.body.append(f"{s}[0] += {start}")
+        self.body.append(f"{a} = _vx_acc({s}, 0)")
+        for x, j in enumerate(members):
+            w = f"_w{self.r}_{j}"
+            self.body.append(f"{w} = {a}[{x}::{r}]")
+            self.vec[j] = (w, True, "floats", self.element_type(j))
+            self.shapes[j] = "full"

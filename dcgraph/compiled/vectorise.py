@@ -296,7 +296,7 @@ class _Context:
         its lines (``earlier``) when it still vectorises so (tried first: one construction
         instead of two); raises ``NotVector``."""
         k = self.earlier(i, p, floor)
-        for block in inner_blocks(self.codes[i:i + p]):
+        for block in inner_blocks(self.codes[i:i + p], lambda j: self.uses(i + j)):
             for start, n_ in ((i - k * p, n + k), (i, n)) if k else ((i, n),):
                 try:
                     return GridRun(self, start, p, n_, len(self.runs), block)
@@ -343,6 +343,14 @@ class _Context:
             offsets = self._offsets
             ops = self.operands[i] = self._flat[offsets[ops]:offsets[ops + 1]]
         return ops
+
+    def uses(self, i: int) -> tuple:
+        """``(target or None, names read)`` of unit ``i`` (a line with a form)."""
+        ops, kind = self.operands_of(i), self.form_of(i).kind
+        names = [x for x in ops if x[0] in "vg"]
+        if kind in ("expr", "read"):
+            return ops[0], names[1:]
+        return None, names
 
     def form_of(self, i: int):
         return self.forms[self.codes[i]]

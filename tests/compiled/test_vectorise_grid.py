@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dcgraph
-from dcgraph.compiled.vector_grid import inner_blocks
+from dcgraph.compiled.vector_grid import _crossings, inner_blocks
 
 from test_compiled_vectorise import check, pair, source
 
@@ -92,6 +92,14 @@ def test_inner_blocks_are_found_from_codes():
     assert inner_blocks([5, 1, 1, 1, 1, 6])[0] == (1, 1, 4)
     assert inner_blocks([0, 1, 2, 3]) == []
     assert inner_blocks([0, 1, -3, 1, -3, 2]) == []          # a barrier is no inner line
+    # two rotations of one period-2 stretch: the one whose copies read only their own
+    # previous values (``s = s + x``) comes first, not the one cut between x and s
+    lines = {0: ("v1", []), 1: ("v2", ["v1"]), 2: ("v3", ["v2"]), 3: ("v4", ["v1"]),
+             4: ("v3", ["v3", "v4"]), 5: ("v5", ["v1"]), 6: ("v3", ["v3", "v5"]),
+             7: ("v6", ["v3"])}
+    codes = [9, 1, 2, 1, 2, 1, 2, 3]
+    assert inner_blocks(codes, lines.get)[0] == (1, 2, 3)
+    assert _crossings(lines.get, 2, 2, 2) > _crossings(lines.get, 1, 2, 3) == 0
 
 
 def test_rectangular_loop_reading_outer_values_sums_over_both_indices():
@@ -104,6 +112,8 @@ def test_rectangular_loop_reading_outer_values_sums_over_both_indices():
     assert any(width == 1 + len(ys) * 2 or width == len(ys) * 2 for _, width in grids(code)) \
         or any(width >= len(ys) for _, width in grids(code)), code
     assert "[:, None]" in code                    # the outer value broadcast over the copies
+    assert re.search(r"_vx_acc\(_s1_\d+, 0\)", code)     # adjoints of ys: sums per copy
+    assert re.search(r"_vx_acc\(_s1_\d+, 1\)", code)     # the adjoint of a: per group
     assert fast.compiled.stats["guard_failures"] == 0
     _, tape = dcgraph.track(rect_sum, xs, ys, 0.7)
     tape.lint()
