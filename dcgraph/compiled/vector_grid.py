@@ -46,6 +46,8 @@ def inner_blocks(codes: list, lines=None) -> list:
     p, found = len(codes), []
     for q in range(1, p // 2 + 1):
         for j0 in range(0, p - 2 * q + 1):
+            if codes[j0] != codes[j0 + q] or codes[j0] < 0:
+                continue
             block = codes[j0:j0 + q]
             if min(block) < 0 or codes[j0 + q:j0 + 2 * q] != block:
                 continue
@@ -54,10 +56,14 @@ def inner_blocks(codes: list, lines=None) -> list:
             m = 2
             while j0 + (m + 1) * q <= p and codes[j0 + m * q:j0 + (m + 1) * q] == block:
                 m += 1
-            cut = _crossings(lines, j0, q, m) if lines is not None else 0
-            found.append(((m - 1) * q, -cut, -j0, q, m))
+            found.append(((m - 1) * q, -j0, q, m))
     found.sort(reverse=True)
-    return [(-j0, q, m) for _, _, j0, q, m in found[:_MAX_BLOCKS]]
+    if len(found) > _MAX_BLOCKS:                 # the best, and those saving as many lines
+        least = found[_MAX_BLOCKS - 1][0]
+        found = [b for b in found if b[0] >= least]
+    if lines is not None:
+        found.sort(key=lambda b: (-b[0], _crossings(lines, -b[1], b[2], b[3]), -b[1]))
+    return [(-j0, q, m) for _, j0, q, m in found[:_MAX_BLOCKS]]
 
 
 def _crossings(lines, j0: int, q: int, m: int) -> int:
@@ -179,15 +185,19 @@ class GridRun(GridSums, Run):
         """``(line, operand) -> [(line, index) of the assignment it reads, or None: from
         before the run]`` for each of the line's events, in the scalar code's order."""
         if self._reaching is None:
-            current, out = {}, {}
+            current, out, slots = {}, {}, []
+            get, all_ops, targets = current.get, self.ops, self.targets
+            for j in range(len(self.forms)):     # per line: its lists of reads, by operand
+                skip = 1 if j in targets else 0
+                lists = [out.setdefault((j, q), []) for q in range(skip, len(all_ops[j][0]))]
+                slots.append((skip, lists))
             lines = list(range(len(self.forms)))
-            targets = self.targets
             for k in range(self.n):
                 for j, idx in self.events_of_group(k, lines):
-                    ops = self.ops[j][idx]
-                    skip = 1 if j in targets else 0
-                    for q in range(skip, len(ops)):
-                        out.setdefault((j, q), []).append(current.get(ops[q]))
+                    ops = all_ops[j][idx]
+                    skip, lists = slots[j]
+                    for q, found in enumerate(lists, skip):
+                        found.append(get(ops[q]))
                     if skip:
                         current[ops[0]] = (j, idx)
             self._reaching = out

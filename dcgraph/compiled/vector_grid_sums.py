@@ -56,24 +56,27 @@ class GridSums:
                         if type(link) is ast.Name]
         if not sides:
             return []
-        current, read = {}, {}      # name -> its latest (line, index); (line, ph) -> readers
+        reaching = self.reaching()   # (line, ph) -> the events its reads take values of
+        read = {(j, ph): reaching[(j, int(ph[3:]))] for j, options in sides.items()
+                for ph, _, _ in options}
         events = list(self.order())
-        for j, idx in events:
-            ops = self.ops[j][idx]
-            for ph, _, _ in sides.get(j, ()):
-                read.setdefault((j, ph), []).append(current.get(ops[int(ph[3:])]))
-            current[ops[0]] = (j, idx)
+        summary = {}                # (line, ph) -> (lines it reads, lines it reads across
+        for key, found in read.items():     # copies or groups)
+            j = key[0]
+            lines, crossing = set(), set()
+            for k, d in enumerate(found):
+                if d is not None:
+                    lines.add(d[0])
+                    if d[0] not in crossing and self.crosses(d, (j, k)):
+                        crossing.add(d[0])
+            summary[key] = (lines, crossing)
         links, pending = {}, dict(sides)   # line -> (ph, rest, sign): a member's link
         while True:                 # members: lines reading a value of an earlier copy or
             grown = False           # group, then the lines reading only members
             for j, options in list(pending.items()):
                 for ph, rest, sign in options:
-                    found = read[(j, ph)]
-                    if all(d is None or d[0] in links for d in found) and any(found) or \
-                            all(d is None or d[0] in sides or not self.crosses(d, (j, k))
-                                for k, d in enumerate(found)) and any(
-                                d[0] in sides and self.crosses(d, (j, k))
-                                for k, d in enumerate(found) if d):
+                    lines, crossing = summary[(j, ph)]
+                    if lines and lines <= links.keys() or crossing and crossing <= sides.keys():
                         links[j] = (ph, rest, sign)
                         del pending[j]
                         grown = True
