@@ -1,7 +1,7 @@
 """Two-dimensional runs: a nested loop's inner iterations as the columns of ``(n, m)`` arrays.
 
 A run's group (one outer iteration) may hold ``m`` copies of the same ``q`` lines (the inner
-loop, unrolled): ``inner_blocks`` finds them from the lines' templates. ``GridRun`` writes
+loop, unrolled): ``vector_blocks.inner_blocks`` finds them from the lines' templates. ``GridRun`` writes
 each of those ``q`` lines once, over an ``(n, m)`` array (row ``k``: outer group ``k``,
 column ``c``: inner copy ``c``), instead of ``m`` times over ``n``-vectors. Operands:
 
@@ -23,7 +23,6 @@ an operand of no known class, raises ``NotVector`` and the caller writes the one
 from __future__ import annotations
 
 import ast
-import itertools
 import operator
 
 import numpy as np
@@ -32,55 +31,7 @@ from .vector_grid_sums import GridSums
 from .vector_run import Run
 from .vector_sums import FLOATS, NotVector, literal as _literal, node_id
 
-__all__ = ["GridRun", "inner_blocks"]
-
-_MAX_BLOCKS = 3                     # candidate inner blocks tried per run
-
-
-def inner_blocks(codes: list, lines=None) -> list:
-    """Candidate inner blocks ``(j0, q, m)`` of one group's line codes (all forms known):
-    ``m >= 2`` consecutive copies of lines ``j0 ... j0 + q - 1``, most lines saved first;
-    among the rotations of one periodic stretch, those whose copies read fewest values of the
-    copy before (other than a line's own previous value: a sum) first, when ``lines(j)``
-    gives line ``j``'s ``(target or None, operands read)``."""
-    p, found = len(codes), []
-    for q in range(1, p // 2 + 1):
-        for j0 in range(0, p - 2 * q + 1):
-            if codes[j0] != codes[j0 + q] or codes[j0] < 0:
-                continue
-            block = codes[j0:j0 + q]
-            if min(block) < 0 or codes[j0 + q:j0 + 2 * q] != block:
-                continue
-            if j0 >= q and codes[j0 - q:j0] == block:
-                continue                 # not the first copy
-            m = 2
-            while j0 + (m + 1) * q <= p and codes[j0 + m * q:j0 + (m + 1) * q] == block:
-                m += 1
-            found.append(((m - 1) * q, -j0, q, m))
-    found.sort(reverse=True)
-    if len(found) > _MAX_BLOCKS:                 # the best, and those saving as many lines
-        least = found[_MAX_BLOCKS - 1][0]
-        found = [b for b in found if b[0] >= least]
-    if lines is not None:
-        found.sort(key=lambda b: (-b[0], _crossings(lines, -b[1], b[2], b[3]), -b[1]))
-    return [(-j0, q, m) for _, j0, q, m in found[:_MAX_BLOCKS]]
-
-
-def _crossings(lines, j0: int, q: int, m: int) -> int:
-    """How many reads of copies ``1 ... m - 1`` take a value another line of the copy before
-    defined (the block's copies would then not be independent columns)."""
-    current, count = {}, 0
-    for c in range(m):
-        for u in range(q):
-            target, reads = lines(j0 + c * q + u)
-            for x in reads:
-                d = current.get(x)
-                if d is not None and d[0] < c and (d[0] < c - 1 or d[1] != u):
-                    count += 1
-            if target is not None:
-                current[target] = (c, u)
-    return count
-
+__all__ = ["GridRun"]
 
 class GridRun(GridSums, Run):
     """A run whose groups hold an inner block ``(j0, q, m)`` (see the module). Line ``j`` of
@@ -95,11 +46,6 @@ class GridRun(GridSums, Run):
         self._reaching = None
         self._local: dict = {}       # (line, operand) -> (line, view) ``local`` found
         self.summed: set = set()     # chains accumulated
-        ctx.ns.setdefault("_vx_empty", np.empty)
-        ctx.ns.setdefault("_vx_bcast", np.broadcast_to)
-        ctx.ns.setdefault("_vx_chain", itertools.chain.from_iterable)
-        ctx.ns.setdefault("_vx_lengths", _all_of_length)
-        ctx.ns.setdefault("_vx_longer", _all_longer)
         super().__init__(ctx, start, period, groups, number)
 
     # -- layout ----------------------------------------------------------------------------
@@ -414,11 +360,3 @@ def _combine(shapes) -> str:
         if shape in found:
             return shape
     return "scalar"
-
-
-def _all_of_length(rows, m: int) -> bool:
-    return {*map(len, rows)} == {m}
-
-
-def _all_longer(rows, k: int) -> bool:
-    return min(map(len, rows)) > k

@@ -133,7 +133,6 @@ class Sums:
             text = f"(-{text})"
         if not vector:
             text = f"_vx_full({self.shape_text(j)}, {text}, float)"
-            self.ctx.ns.setdefault("_vx_full", np.full)
         name = f"_t{self.r}_{j}"
         self.body.append(f"{name} = {text}")
         # a new array (an operation's result, not a name, view or bound constant): its own

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dcgraph
-from dcgraph.compiled.vector_grid import _crossings, inner_blocks
+from dcgraph.compiled.vector_blocks import _crossings, inner_blocks
 
 from test_compiled_vectorise import check, pair, source
 

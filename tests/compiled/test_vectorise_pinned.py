@@ -140,9 +140,9 @@ def test_a_run_found_mid_iteration_is_built_at_the_iteration_boundary_next(monke
     """Rats' unrolled outer loop is first tried from a start inside an iteration; the failure
     names the first clean cut (no value of a group read across the cut, chains aside), so the
     second start is the run the pass keeps, as a two-dimensional run (rats25): at the first
-    start the candidate inner blocks (at most ``_MAX_BLOCKS``) and the one-dimensional run are
+    start the candidate inner blocks (at most ``MAX_BLOCKS``) and the one-dimensional run are
     tried once each, at the second the first 2-D construction is kept (compile time)."""
-    from dcgraph.compiled.vector_grid import _MAX_BLOCKS
+    from dcgraph.compiled.vector_blocks import MAX_BLOCKS
     built = []
     init = vector_run.Run.__init__
 
@@ -155,6 +155,6 @@ def test_a_run_found_mid_iteration_is_built_at_the_iteration_boundary_next(monke
     forward = [b for b in built if b[2] == built[0][2]]
     starts = sorted({b[1] for b in forward})
     assert len(starts) == 2 and starts[1] - starts[0] < forward[0][2]
-    assert forward[-1][:2] == ("GridRun", starts[1]) and len(forward) <= _MAX_BLOCKS + 2
+    assert forward[-1][:2] == ("GridRun", starts[1]) and len(forward) <= MAX_BLOCKS + 2
     assert [b[0] for b in forward].count("Run") == 1
     assert "_w0_" in text and "_w1_" in text     # both runs kept (forward and backward)
