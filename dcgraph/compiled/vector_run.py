@@ -30,9 +30,7 @@ class Run(Sums):
 
     def __init__(self, ctx, start: int, period: int, groups: int, number: int):
         self.ctx, self.s, self.p, self.n, self.r = ctx, start, period, groups, number
-        self.ops = [[ctx.operands_of(start + k * period + j) for k in range(groups)]
-                    for j in range(period)]
-        self.forms = [ctx.form_of(start + j) for j in range(period)]
+        self.layout()
         self.targets = {j: [o[0] for o in self.ops[j]] for j, f in enumerate(self.forms)
                         if f.kind in ("expr", "read")}
         self.defined = {name for names in self.targets.values() for name in names}
@@ -60,6 +58,29 @@ class Run(Sums):
             self.accumulate(chain)
         self.lines = self.head + self.body
         self.register()
+
+    view = ""                        # what ``local`` found: a view of the line's vector
+
+    def layout(self) -> None:
+        """``ops[j][k]``: the operands of line ``j`` in group ``k``; ``forms[j]``: its form."""
+        ctx, start, period = self.ctx, self.s, self.p
+        self.ops = [[ctx.operands_of(start + k * period + j) for k in range(self.n)]
+                    for j in range(period)]
+        self.forms = [ctx.form_of(start + j) for j in range(period)]
+
+    def size(self, j: int) -> int:
+        """How many values line ``j`` has (one per group)."""
+        return self.n
+
+    def flat(self, j: int, w: str) -> str:
+        """Line ``j``'s vector ``w`` as a flat array (element ``k``: group ``k``)."""
+        return w
+
+    def order(self):
+        """``(line, index)`` of the run's assignments in the order the scalar code runs them."""
+        for k in range(self.n):
+            for j in self.targets:
+                yield j, k
 
     # -- operands --------------------------------------------------------------------------
     def column(self, j: int, ph: str) -> list:
@@ -103,15 +124,20 @@ class Run(Sums):
         seq = self.column(j, ph)
         i = self.local(j, seq)
         if i is not None:
-            if i in self.chain_of or i not in self.vec or self.vec[i][2] == "objects":
+            if not self.readable(i, j):
                 raise NotVector("a chain's partial sum or a list used in arithmetic")
-            return self.vec[i][:2]
+            w, vector = self.vec[i][:2]
+            return (w + self.view if vector else w), vector
         if not self.defined.isdisjoint(seq):
             raise NotVector("a value of the run used across groups")
         first = seq[0]
         if seq.count(first) == len(seq):
             self.guard_type(first, self.code_for(j))
             return first, False
+        return self.pack(j, ph, seq)
+
+    def pack(self, j: int, ph: str, seq: list):
+        """``(text, True)``: the values ``seq`` from before the run as one float array."""
         key = tuple(seq)
         if key in self.packed:                    # the same values read by another line
             return self.packed[key], True
@@ -135,6 +161,11 @@ class Run(Sums):
         self.body.append(f"{pack} = _vx_array({pack}, float)")
         self.packed[key] = pack
         return pack, True
+
+    def readable(self, i: int, j: int) -> bool:
+        """May line ``j`` read line ``i``'s vector in arithmetic (not a chain's partial sum
+        nor a list)?"""
+        return i not in self.chain_of and i in self.vec and self.vec[i][2] != "objects"
 
     def pieces(self, seq: list):
         """``seq`` as slices of earlier runs' vectors (and a few single values between
@@ -322,9 +353,8 @@ class Run(Sums):
     def unpack(self, wanted) -> list:
         """Lines setting the run's variables that ``wanted`` (their last values)."""
         last = {}
-        for k in range(self.n):
-            for j in self.targets:
-                last[self.targets[j][k]] = (j, k)
+        for j, k in self.order():
+            last[self.targets[j][k]] = (j, k)
         per_line: dict = {}
         for x, (j, k) in last.items():
             if wanted(x):
@@ -335,15 +365,18 @@ class Run(Sums):
             if not vector:
                 lines.append(f"{' = '.join(x for _, x in items)} = {w}")
                 continue
+            size = self.size(j)
             if j in self.out:                     # a read: the objects themselves
                 whole = src = self.out[j][1]
                 one = src + "[{}]"
             elif t is np.float64:
-                whole, one = f"list({w})", w + "[{}]"
+                flat = self.flat(j, w)
+                whole, one = f"list({flat})", flat + "[{}]"
             else:
-                whole, one = f"{w}.tolist()", w + ".item({})"
-            if 4 * len(items) >= self.n:
-                names = ["_"] * self.n
+                flat = self.flat(j, w)
+                whole, one = f"{flat}.tolist()", flat + ".item({})"
+            if 4 * len(items) >= size:
+                names = ["_"] * size
                 for k, x in items:
                     names[k] = x
                 lines.append(f"{', '.join(names)} = {whole}")

@@ -121,6 +121,10 @@ class Sums:
                     blocked.update(range(max(i, lo) + 1, min(j, hi) + 1))
         return next((b for b in range(lo + 1, hi + 1) if b not in blocked), 0)
 
+    def shape_text(self, j: int) -> str:
+        """The shape of line ``j``'s vector, as code."""
+        return str(self.n)
+
     def term(self, j: int) -> None:
         members, parts, _ = self.chains[self.chain_of[j]]
         rest, sign = parts[members.index(j)]
@@ -128,8 +132,7 @@ class Sums:
         if sign == "-":
             text = f"(-{text})"
         if not vector:
-            text = f"_vx_full({self.n}, {text}, float)"
-            self.ctx.ns.setdefault("_vx_full", np.full)
+            text = f"_vx_full({self.shape_text(j)}, {text}, float)"
         name = f"_t{self.r}_{j}"
         self.body.append(f"{name} = {text}")
         # a new array (an operation's result, not a name, view or bound constant): its own

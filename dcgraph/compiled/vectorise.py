@@ -24,7 +24,9 @@ variables: the backward pass, where agreement to rounding is what the sweep give
 A first iteration that differs (``s = 0.0 + t``, a literal where the others read a name) is
 part of the run; groups that start mid-iteration are moved to the iteration's boundary. A division by an operand
 that holds a zero fails a guard (the scalar code would raise). Values a run defines that
-later code reads are unpacked from its vectors with their recorded types. Anything not
+later code reads are unpacked from its vectors with their recorded types. A run whose groups
+hold copies of one inner body (a nested loop: ``vector_blocks``) is tried first as a
+two-dimensional ``vector_grid.GridRun``. Anything not
 recognised stays scalar code; runs shorter than ``MIN_GROUPS`` stay scalar (numpy's per-call
 cost exceeds the saving).
 """
@@ -34,10 +36,13 @@ import bisect
 import re
 from collections import Counter
 
-import numpy as np
 
-from .vector_forms import FUNCTIONS, form, templates_and_operands
+from .vector_forms import form, templates_and_operands
+from .vector_blocks import inner_blocks
+from .vector_grid import GridRun
+from .vector_grid_sums import NotChain
 from .vector_run import Run
+from .vector_runtime import bind
 from .vector_sums import FLOATS, NotVector
 
 __all__ = ["vectorise", "MIN_GROUPS", "MAX_PERIOD"]
@@ -77,7 +82,7 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
         uses.update(own)
     out = []
     for piece in pieces:
-        if type(piece) is Run:
+        if type(piece) is not int:
             own = owns[id(piece)]
             out += piece.lines
             out += piece.unpack(lambda name: uses[name] > own[name])
@@ -294,6 +299,17 @@ class _Context:
         its lines (``earlier``) when it still vectorises so (tried first: one construction
         instead of two); raises ``NotVector``."""
         k = self.earlier(i, p, floor)
+        for block in inner_blocks(self.codes[i:i + p], lambda j: self.uses(i + j)):
+            for start, n_ in ((i - k * p, n + k), (i, n)) if k else ((i, n),):
+                try:
+                    return GridRun(self, start, p, n_, len(self.runs), block)
+                except NotChain:
+                    break
+                except NotVector:
+                    pass
+            else:
+                continue
+            break
         if k:
             try:
                 return Run(self, i - k * p, p, n + k, len(self.runs))
@@ -330,6 +346,14 @@ class _Context:
             offsets = self._offsets
             ops = self.operands[i] = self._flat[offsets[ops]:offsets[ops + 1]]
         return ops
+
+    def uses(self, i: int) -> tuple:
+        """``(target or None, names read)`` of unit ``i`` (a line with a form)."""
+        ops, kind = self.operands_of(i), self.form_of(i).kind
+        names = [x for x in ops if x[0] in "vg"]
+        if kind in ("expr", "read"):
+            return ops[0], names[1:]
+        return None, names
 
     def form_of(self, i: int):
         return self.forms[self.codes[i]]
@@ -370,22 +394,4 @@ class _Context:
 
     def runtime(self) -> None:
         """The helpers array code calls (bound once per namespace)."""
-        if "_vx_map" not in self.ns:
-            self.ns.update(_vx_map=_map_exact, _vx_alltype=_all_of_type, _vx_array=np.array,
-                           _vx_acc=np.add.accumulate, _vx_cat=np.concatenate,
-                           _vx_nozero=_no_zero)
-            for fn, (ufunc, _) in FUNCTIONS.items():
-                self.ns[f"_vx_{ufunc.__name__}"] = ufunc
-
-
-def _map_exact(fn, x):
-    """``fn`` (a ``math`` function) on every element: the bits of the scalar calls."""
-    return np.fromiter(map(fn, x.tolist()), float, len(x))
-
-
-def _all_of_type(items, t) -> bool:
-    return {*map(type, items)} == {t}
-
-
-def _no_zero(x) -> bool:
-    return bool(np.all(x != 0))
+        bind(self.ns)

@@ -10,7 +10,8 @@ sin_list code has no run and is unchanged; Rats then re-pinned for compile24, wh
 is five bound names: the run is built at its extended start directly, so no earlier
 construction took ``_vk_item0`` ... ``_vk_item4`` and they lose their ``_1`` suffixes; sin_list
 re-pinned for sin25, whose only change drops 101 guard lines: ``if i == 199`` on folded range
-steps and the type guard of a list display).
+steps and the type guard of a list display; Rats re-pinned by rats25: the nested loop is a
+two-dimensional run, ``vector_grid``, in both passes; sin25's guards leave its text unchanged).
 ``agrees`` is fixed to False, so the text does not depend on this machine's
 calibration of numpy's ``sin`` against ``math.sin``. The regexes the pass reads lines with are
 written for speed; they must find what their plain spellings find."""
@@ -71,7 +72,7 @@ def compiled(_a, _kw):
 DIGESTS = {"sin_list": "8ade2edfe1c120044a098088a81c9225c4dd91635e0e8161b327fbdd03325374"
                        if sys.version_info < (3, 12) else
                        "e8dc3e5815bb74738510aaa29b502d78fef4e31c6662f952d88e60e5b9c496f7",
-           "rats": "ec9ba7accbb45e5c47d69f3d2f82f8968297ceabf94d2a1271e9d5b01271956e"}
+           "rats": "d7ec4c045fd4bb547a7459d8923ae1fa1b9d33fad9ff9106ee05dc6f8d3697fe"}
 
 
 def generated(f, args) -> str:
@@ -140,17 +141,22 @@ def test_bodies_without_16_consecutive_candidate_lines_are_left_before_templatin
 def test_a_run_found_mid_iteration_is_built_at_the_iteration_boundary_next(monkeypatch):
     """Rats' unrolled outer loop is first tried from a start inside an iteration; the failure
     names the first clean cut (no value of a group read across the cut, chains aside), so the
-    second construction is the run the pass keeps (compile time: no further attempts)."""
-    from dcgraph.compiled import vectorise as vectorise_module
+    second start is the run the pass keeps, as a two-dimensional run (rats25): at the first
+    start the candidate inner blocks (at most ``MAX_BLOCKS``) and the one-dimensional run are
+    tried once each, at the second the first 2-D construction is kept (compile time)."""
+    from dcgraph.compiled.vector_blocks import MAX_BLOCKS
     built = []
+    init = vector_run.Run.__init__
 
-    class Counted(vector_run.Run):
-        def __init__(self, ctx, start, period, groups, number):
-            built.append((start, period, groups))
-            super().__init__(ctx, start, period, groups, number)
+    def counted(self, ctx, start, period, groups, number):
+        built.append((type(self).__name__, start, period, groups))
+        init(self, ctx, start, period, groups, number)
 
-    monkeypatch.setattr(vectorise_module, "Run", Counted)
+    monkeypatch.setattr(vector_run.Run, "__init__", counted)
     text = generated(rats, rats_data())
-    forward = [b for b in built if b[1] == built[0][1]]
-    assert len(forward) == 2 and forward[1][0] - forward[0][0] < forward[0][1]
+    forward = [b for b in built if b[2] == built[0][2]]
+    starts = sorted({b[1] for b in forward})
+    assert len(starts) == 2 and starts[1] - starts[0] < forward[0][2]
+    assert forward[-1][:2] == ("GridRun", starts[1]) and len(forward) <= MAX_BLOCKS + 2
+    assert [b[0] for b in forward].count("Run") == 1
     assert "_w0_" in text and "_w1_" in text     # both runs kept (forward and backward)
