@@ -34,16 +34,20 @@ class Tape(TapeViews):
     the first access builds every tape of the run at once.
     """
 
+    # immutable defaults, replaced per tape when set (a tape is made per ``track`` call and
+    # per nested call: fewer stores each)
     untraced = MappingProxyType({})   # replaced on root tapes by track
     values = "keep"    # "summary" on a root tape whose nodes hold ``Summary``s, not values
+    parent: NestedCall | None = None
+    result = None      # the frame's return value (or the exception it raised)
+    raised = False
+    _build: Callable[["Tape"], None] | None = None   # fills this tape (``defer``)
+    _lock = None       # made by the first build (``_run_build``)
 
     def __init__(self, code=None, fn=None, parent: NestedCall | None = None):
-        self.code, self.fn, self.parent = code, fn, parent
-        self._nodes: list[Node] = []
-        self._build: Callable[["Tape"], None] | None = None   # fills this tape (``defer``)
-        self._lock = None
-        self.result = None      # the frame's return value (or the exception it raised)
-        self.raised = False
+        self.code, self.fn, self._nodes = code, fn, []
+        if parent is not None:
+            self.parent = parent
 
 
     # -- building -------------------------------------------------------------------------

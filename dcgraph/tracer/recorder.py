@@ -282,22 +282,26 @@ class Run:
         answer depends on the depth, its calls inside the run (a recursion) find it decided."""
         if type(target) is not _FUNCTION:
             return None
-        copy = None if self.operators or self.summary else known_root(target, self.ctx)
-        if copy is None:                 # (``roots``: decided by an earlier run, unchanged)
+        # ``tail``: the memo entry (``_remember``) less its key (``roots`` keeps no strong
+        # reference to ``target``)
+        tail = None if self.operators or self.summary else known_root(target, self.ctx)
+        if tail is None:                 # (``roots``: decided by an earlier run, unchanged)
             if target.__code__.co_flags & CO_RESUMABLE or self.ctx.is_primitive(target, 0):
                 return None
             if not self.operators and guards_operators(target, self.ctx, self.reached):
                 self.guard_operators()
             copy = instrumented_copy(target, self.unsupported, self.operators,
                                       not self.summary)
-            if copy is not None and not self.operators and not self.summary:
-                remember_root(target, self.ctx, copy)
-        if copy is not None and self.shared_memo is not None and (
-                not self.summary or _long_lived(target)):        # ``_remember``, spelled out
+            if copy is None:
+                return None
             code = target.__code__
-            self.shared_memo[target] = (target, copy, code, copy.__defaults__, copy.__kwdefaults__
-                                        if code.co_kwonlyargcount else ANY_KWDEFAULTS)
-        return copy
+            tail = (copy, code, copy.__defaults__, copy.__kwdefaults__
+                    if code.co_kwonlyargcount else ANY_KWDEFAULTS)
+            if not self.operators and not self.summary:
+                remember_root(target, self.ctx, tail)
+        if self.shared_memo is not None and (not self.summary or _long_lived(target)):
+            self.shared_memo[target] = (target,) + tail                # ``_remember``
+        return tail[0]
 
     def decide(self, f, level: Level):
         """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""

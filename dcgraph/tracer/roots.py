@@ -2,16 +2,17 @@
 
 ``track(f, ...)`` decides its root ``f`` on every call (``Run.root``: the context's
 ``is_primitive``, the operator scan of ``guards_operators``, the instrumented copy): about a
-microsecond, most of ``track``'s fixed cost on a small function. ``remember(fn, ctx, copy)``
-keeps the verdict "traced as ``copy``, no operators within reach" when every input of that
+microsecond, most of ``track``'s fixed cost on a small function. ``remember(fn, ctx, tail)``
+keeps the verdict "traced as ``tail[0]``, no operators within reach" when every input of that
 verdict is an identity the next run can test: a plain ``Context`` (its class's ``is_primitive``,
 which reads only its ``primitive`` set, empty, and its ``primitive_modules``), ``fn``'s code,
 defaults and module, no closure and no keyword defaults (cells and dicts change in place), no
 ``__dict__`` entry that makes it primitive, and global names whose values the scan never
 enters (numbers, strings, functions, library modules, C classes, absent names): then the same
-identities give the same verdict. ``known(fn, ctx)`` is the copy when they all still hold,
-else None (decide as usual). An entry holds a weak reference to ``fn`` and goes when ``fn``
-does; at most ``_ROOTS_BOUND`` are kept (the oldest go first).
+identities give the same verdict. ``known(fn, ctx)`` is the ``tail`` when they all still
+hold, else None (decide as usual): the run's memo entry for ``fn`` less its key (the copy, its
+code, defaults and keyword defaults, ``recorder._remember``). An entry holds a weak reference
+to ``fn`` and goes when ``fn`` does; at most ``_ROOTS_BOUND`` are kept (the oldest go first).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from .operator_reach import LEAF_TYPES
 __all__ = ["known", "remember"]
 
 _ROOTS: dict = {}      # id(fn) -> (weakref to fn, primitive_modules, module, code, defaults,
-                       #            (name, value) of its global names, copy)
+                       #            (name, value) of its global names, memo tail)
 _ROOTS_BOUND = 256
 _HEAPTYPE = 1 << 9
 _MODULE = types.ModuleType
@@ -34,8 +35,8 @@ _IS_PRIMITIVE = Context.is_primitive   # (a patched one is asked every time)
 
 
 def known(fn: types.FunctionType, ctx):
-    """The copy remembered for ``fn`` as the root of a run under ``ctx`` (not guarding
-    operators, keeping values), or None."""
+    """The memo entry's tail (the copy first) remembered for ``fn`` as the root of a run under
+    ``ctx`` (not guarding operators, keeping values), or None."""
     hit = _ROOTS.get(id(fn))
     if hit is None or type(ctx) is not Context or Context.is_primitive is not _IS_PRIMITIVE \
             or hit[0]() is not fn or hit[3] is not fn.__code__ \
@@ -51,9 +52,9 @@ def known(fn: types.FunctionType, ctx):
     return hit[6]
 
 
-def remember(fn: types.FunctionType, ctx, copy) -> None:
-    """``fn``, the root of a run under ``ctx``, was found traced as ``copy`` with no operators
-    within reach: keep that where ``known`` can test every input of the verdict."""
+def remember(fn: types.FunctionType, ctx, tail: tuple) -> None:
+    """``fn``, the root of a run under ``ctx``, was found traced as ``tail[0]`` with no
+    operators within reach: keep that where ``known`` can test every input of the verdict."""
     if type(ctx) is not Context or Context.is_primitive is not _IS_PRIMITIVE or ctx.primitive \
             or "is_primitive" in ctx.__dict__ or fn.__closure__ is not None \
             or fn.__kwdefaults__ is not None or "_dcgraph_vjp" in fn.__dict__ \
@@ -68,7 +69,7 @@ def remember(fn: types.FunctionType, ctx, copy) -> None:
     for stale in list(_ROOTS)[: max(0, len(_ROOTS) - _ROOTS_BOUND + 1)]:
         _ROOTS.pop(stale, None)          # (keys listed in one C call, see ``copies``)
     _ROOTS[key] = (weakref.ref(fn, functools.partial(_forget, key)), ctx.primitive_modules,
-                   fn.__module__, fn.__code__, fn.__defaults__, values, copy)
+                   fn.__module__, fn.__code__, fn.__defaults__, values, tail)
 
 
 def _opaque(value, ctx) -> bool:

@@ -151,8 +151,9 @@ def _tape(run: Run, f, target, traced, args, kwargs, outcome, raised: bool) -> T
         return tape
 
     # ``_build`` bound to the tuple of what it needs: one small object per run (a
-    # ``functools.partial`` with keywords cost three times as much, per ``track``)
-    tape.defer(MethodType(_build, (run, f, args, kwargs, exc, result, raised)))
+    # ``functools.partial`` with keywords cost three times as much, per ``track``); stored as
+    # ``tape.defer`` would store it (a method call less)
+    tape._build = MethodType(_build, (run, f, args, kwargs, exc, result, raised))
     return tape
 
 
