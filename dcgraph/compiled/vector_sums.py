@@ -7,17 +7,21 @@ or more lines of a group, the first reading the last line's value of the previou
 the terms of ``-`` negated (exact): strictly left to right, the bits of the scalar code. When
 the terms are an array of the run's own (an operation's result, or the stacked terms of
 several lines), ``acc0`` is added into its first element (``acc0 + t_0``, the scalar code's
-first sum) and the partial sums are its accumulation, without a concatenated copy.
+first sum) and the partial sums are its accumulation, without a concatenated copy;
+``without_joined_inits`` does the same, once the whole code is written, for terms that are
+another line's new vector nothing else reads (``math.sin`` mapped over a loop's values).
 ``find_chains`` also finds values that cross from one group to the next without being such a
 sum (the groups start mid-iteration) and says where the iteration boundary lies.
 """
 from __future__ import annotations
 
 import ast
+import re
+from collections import Counter
 
 import numpy as np
 
-__all__ = ["Sums", "NotVector", "FLOATS", "literal", "node_id"]
+__all__ = ["Sums", "NotVector", "FLOATS", "literal", "node_id", "without_joined_inits"]
 
 FLOATS = (float, np.float64)
 
@@ -26,6 +30,40 @@ class NotVector(Exception):
     """This run does not vectorise (it stays scalar code). ``args[1]``, when given: how many
     lines later a run of the same groups may start (the iteration boundary); ``args[2]``: an
     earlier such start to try first (``Sums.clean_cut``; 0: none)."""
+
+
+_JOINED = re.compile(r"(_a\d+_\d+) = _vx_acc\(_vx_cat\(\(\[([^\]]+)\], (_t\d+_\d+)\)\)\)$")
+_ALIAS = re.compile(r"(_t\d+_\d+) = (_w\d+_\d+)$")
+_ARRAY = re.compile(r"(?<![\w.])_[atw]\d+_\d+(?!\w)")
+_NEW = re.compile(r"\(|_vx_(?!bcast\b)\w+\(")      # an operation's result: a new array
+
+
+def without_joined_inits(lines: list) -> list:
+    """``lines`` where a chain's ``_a = _vx_acc(_vx_cat(([acc0], _t)))`` and ``_w = _a[1::1]``,
+    ``_t`` being another line's vector ``_t = _w'``, become ``_t[0] += acc0`` and
+    ``_w = _vx_acc(_t)`` when ``_w'`` is a new array (an operation's result) that no other line
+    reads: the same partial sums (``acc0 + t_0`` first, then left to right), without
+    ``np.concatenate`` (numpy's costliest call when the caches are cold)."""
+    found = [i for i, line in enumerate(lines) if line[:2] == "_a" and _JOINED.match(line)]
+    if not found:
+        return lines
+    used = Counter(_ARRAY.findall("\n".join(lines)))
+    defs = {line.split(" = ", 1)[0]: i for i, line in enumerate(lines)
+            if line[:1] == "_" and " = " in line}
+    out = list(lines)
+    for i in found:
+        a, init, t = _JOINED.match(lines[i]).groups()
+        alias = _ALIAS.match(lines[defs.get(t, i)])
+        k = i + 1
+        if alias is None or used[t] != 2 or used[a] != 2 or k >= len(lines) \
+                or not lines[k].endswith(f" = {a}[1::1]"):
+            continue
+        w = alias.group(2)
+        if used[w] != 2 or w not in defs or not _NEW.match(lines[defs[w]].split(" = ", 1)[1]):
+            continue
+        out[i] = f"{t}[0] += {init}"
+        out[k] = f"{lines[k].split(' = ', 1)[0]} = _vx_acc({t})"
+    return out
 
 
 def literal(text: str):

@@ -43,7 +43,7 @@ from .vector_grid import GridRun
 from .vector_grid_sums import NotChain
 from .vector_run import Run
 from .vector_runtime import bind
-from .vector_sums import FLOATS, NotVector
+from .vector_sums import FLOATS, NotVector, without_joined_inits
 
 __all__ = ["vectorise", "MIN_GROUPS", "MAX_PERIOD"]
 
@@ -88,7 +88,7 @@ def vectorise(lines: list, ns: dict, nodes: list) -> list:
             out += piece.unpack(lambda name: uses[name] > own[name])
         else:
             out += lines[bounds[piece]:bounds[piece + 1]]
-    return _without_unread_sums(out)
+    return _without_unread_sums(without_joined_inits(out))
 
 
 def _without_unread_sums(lines: list) -> list:

@@ -11,7 +11,10 @@ is five bound names: the run is built at its extended start directly, so no earl
 construction took ``_vk_item0`` ... ``_vk_item4`` and they lose their ``_1`` suffixes; sin_list
 re-pinned for sin25, whose only change drops 101 guard lines: ``if i == 199`` on folded range
 steps and the type guard of a list display; Rats re-pinned by rats25: the nested loop is a
-two-dimensional run, ``vector_grid``, in both passes; sin25's guards leave its text unchanged).
+two-dimensional run, ``vector_grid``, in both passes; sin25's guards leave its text unchanged;
+the sin loop changed by cold25: its sum's terms, the mapped ``sin`` vector nothing else reads,
+take the initial value into their first element instead of ``_vx_cat``, the other two
+unchanged).
 ``agrees`` is fixed to False, so the text does not depend on this machine's
 calibration of numpy's ``sin`` against ``math.sin``. The regexes the pass reads lines with are
 written for speed; they must find what their plain spellings find."""
@@ -52,8 +55,8 @@ def compiled(_a, _kw):
         _w0_0 = (v0 * _vk0_0_2)
         _w0_1 = _vx_map(sin, _w0_0)
         _t0_2 = _w0_1
-        _a0_2 = _vx_acc(_vx_cat(([0.0], _t0_2)))
-        _w0_2 = _a0_2[1::1]
+        _t0_2[0] += 0.0
+        _w0_2 = _vx_acc(_t0_2)
         v0 = _w0_0.item(199)
         v1002 = _w0_2.item(199)
         g1000 = _cos(v0)
