@@ -96,7 +96,9 @@ class Level:
     def hook(self, f, site=None):
         """Log the callable; return it (primitive) or its instrumented copy (traced). ``site``:
         the calling site's ``inline_calls.SiteCache`` (listed code), filled where the answer
-        holds for its next calls of ``f`` at this level (``fill_site``).
+        holds for its next calls of ``f`` at this level: while this level's hook is the
+        frame's and ``f`` keeps its code and defaults (remembered in ``sites``, made on first
+        use, so that ``forget_sites`` can empty them).
 
         Its frame stands where the callee's will; its common path makes no C call that 3.11
         counts against the recursion limit (``list.append`` called as a method, ``dict.get``,
@@ -113,7 +115,12 @@ class Level:
                     child = self.child
                     if child is self:    # one level for every depth: ``run.pending`` is
                         if site is not None and entry[4] is ANY_KWDEFAULTS:  # already its
-                            self.fill_site(site, f, entry)   # pair (nothing else sets it)
+                            # pair (nothing else sets it); the site takes f's next calls
+                            site.entry = (self.hook_method, f, entry[2], entry[3], entry[1])
+                            sites = self.sites      # (``forget_sites`` empties them)
+                            if sites is None:
+                                sites = self.sites = {}
+                            sites[site] = None
                         return entry[1]
                     if child is not None:
                         self.run.pending = child.pair   # taken by the copy's prologue
@@ -178,16 +185,6 @@ class Level:
                 run.unsupported[func.__code__] = _TOO_DEEP
             return f
 
-
-    def fill_site(self, site, f, entry) -> None:
-        """Let ``site`` take ``entry``'s copy for ``f`` itself while this level's hook is the
-        frame's and ``f`` keeps its code and defaults; remembered in ``sites`` (made on first
-        use) so that ``forget_sites`` can empty it."""
-        site.entry = (self.hook_method, f, entry[2], entry[3], entry[1])
-        sites = self.sites
-        if sites is None:
-            sites = self.sites = {}
-        sites[site] = None
 
     def forget_sites(self) -> None:
         """Empty the site entries this level filled (the run closes or forgets its decisions;
@@ -277,7 +274,8 @@ class Run:
             self.operators = False
             GUARDING.remove(self.guard_token)
         for level in self.levels:
-            level.forget_sites()
+            if level.sites is not None:
+                level.forget_sites()
             level.hook_method = level.pair = level.child = None
             level.bound, level.memo_get = _UNBOUND, _no_entry
         self.pending = _CLOSED_PAIR     # (no frame takes it: a closed run is never current)
