@@ -20,6 +20,11 @@ run and context and guards nothing. Its verdict is a test of the object's class 
 the function's class, so any pair of an accepted owner and an accepted kind is accepted too.
 The site makes two ``type`` calls and two set tests, all in C.
 
+A Python function the hook has decided traced is taken by the site too, once the hook has
+filled the site's ``SiteCache`` (listed code, one level for every depth): the site checks the
+frame's hook, the function, its code and its defaults against the entry, logs the function
+and calls the copy, without the hook's frame.
+
 The one exception to "always returned unchanged" is a context that substitutes callables
 (``Context.substitute``, asked for every call): while any run with such a context is active
 (in any thread) ``INLINE_PRIMITIVES``, ``INLINE_OWNERS`` and ``INLINE_KINDS`` are empty, so every site calls

@@ -96,9 +96,7 @@ class Level:
     def hook(self, f, site=None):
         """Log the callable; return it (primitive) or its instrumented copy (traced). ``site``:
         the calling site's ``inline_calls.SiteCache`` (listed code), filled where the answer
-        holds for its next calls of ``f`` at this level: while this level's hook is the
-        frame's and ``f`` keeps its code and defaults (remembered in ``sites``, made on first
-        use, so that ``forget_sites`` can empty them).
+        holds for the site's next calls of ``f`` (kept in ``sites`` for ``forget_sites``).
 
         Its frame stands where the callee's will; its common path makes no C call that 3.11
         counts against the recursion limit (``list.append`` called as a method, ``dict.get``,
@@ -184,7 +182,6 @@ class Level:
             if type(func) is types.FunctionType:    # unmemoised
                 run.unsupported[func.__code__] = _TOO_DEEP
             return f
-
 
     def forget_sites(self) -> None:
         """Empty the site entries this level filled (the run closes or forgets its decisions;
