@@ -188,8 +188,8 @@ class Level:
         an entry another run has refilled since is emptied too: that site calls the hook)."""
         sites, self.sites = self.sites, None
         if sites:
-            for site in sites:
-                site.entry = NO_SITE_ENTRY
+            for site in tuple(sites):   # (copied at once: a generator's hook in another
+                site.entry = NO_SITE_ENTRY  # thread may still be filling)
 
 
 class SubstitutingLevel(Level):
