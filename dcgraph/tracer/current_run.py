@@ -29,7 +29,7 @@ def idle_pair() -> tuple:
     return Sink(), _identity
 
 
-def _identity(f):
+def _identity(f, _site=None):
     return f
 
 

@@ -20,6 +20,11 @@ run and context and guards nothing. Its verdict is a test of the object's class 
 the function's class, so any pair of an accepted owner and an accepted kind is accepted too.
 The site makes two ``type`` calls and two set tests, all in C.
 
+A Python function the hook has decided traced is taken by the site too, once the hook has
+filled the site's ``SiteCache`` (listed code, one level for every depth): the site checks the
+frame's hook, the function, its code and its defaults against the entry, logs the function
+and calls the copy, without the hook's frame.
+
 The one exception to "always returned unchanged" is a context that substitutes callables
 (``Context.substitute``, asked for every call): while any run with such a context is active
 (in any thread) ``INLINE_PRIMITIVES``, ``INLINE_OWNERS`` and ``INLINE_KINDS`` are empty, so every site calls
@@ -34,7 +39,7 @@ import types
 import numpy as np
 
 __all__ = ["ALWAYS_PRIMITIVE", "INLINE_PRIMITIVES", "INLINE_OWNERS", "INLINE_KINDS", "PLAIN_METHODS",
-           "SITE_KINDS", "SITE_OWNERS", "SITE_PRIMITIVES", "SiteConst", "always_primitive",
+           "SITE_KINDS", "SITE_OWNERS", "SITE_PRIMITIVES", "SiteCache", "SiteConst", "always_primitive",
            "method_accepted", "placed_sets", "substitution_started", "substitution_ended"]
 
 # callables whose decision is "primitive" whatever the context: C functions and methods
@@ -57,6 +62,25 @@ class SiteConst:
     def __init__(self, target: set):
         self.target = target
 
+
+class SiteCache:
+    """One call site's memory of its last traced Python callee in a run (listed code only,
+    ``probes.hook_site``): ``entry`` is ``NO_SITE_ENTRY`` or ``(hook, f, code, defaults,
+    copy)``, filled by ``Level.hook`` where it returned ``copy`` for ``f`` with nothing else
+    to do (one level serves every depth, ``f`` takes no keyword-only parameter). The site
+    takes ``copy`` itself, logging ``f`` as the hook would, while the frame's hook is
+    ``hook``, and ``f`` still has that code and those defaults; else it calls
+    ``hook(f, site)``. The run empties the entries it filled when it closes or forgets its
+    decisions (``Level.forget_sites``), so an entry never outlives them (nor keeps the run
+    alive). Kept by identity among the code's constants, as ``SiteConst``."""
+
+    __slots__ = ("entry",)
+
+    def __init__(self):
+        self.entry = NO_SITE_ENTRY
+
+
+NO_SITE_ENTRY = (None, None, None, None, None)
 
 # what the call sites test; empty while a substituting run is active
 INLINE_PRIMITIVES: set = set(ALWAYS_PRIMITIVE)

@@ -26,7 +26,7 @@ from .context import Context as _CONTEXT
 from .copies import _COPIES_BOUND, _copies, instrumented_copy  # noqa: F401 (re-exported)
 from .headroom import with_room
 from .roots import known as known_root, remember as remember_root
-from .inline_calls import PLAIN_METHODS, substitution_ended
+from .inline_calls import NO_SITE_ENTRY, PLAIN_METHODS, substitution_ended
 from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 from .current_run import _CLOSED_PAIR, Sink, _identity, _state, idle_pair  # noqa: F401
@@ -91,10 +91,12 @@ class Level:
     # the last (object, copy, copy bound to it); ``child``: the level of the calls its frames make (itself when no
     # answer depends on the depth).
     __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
-                 "hook_method", "pair", "child", "bound")
+                 "hook_method", "pair", "child", "bound", "sites")
 
-    def hook(self, f):
-        """Log the callable; return it (primitive) or its instrumented copy (traced).
+    def hook(self, f, site=None):
+        """Log the callable; return it (primitive) or its instrumented copy (traced). ``site``:
+        the calling site's ``inline_calls.SiteCache`` (listed code), filled where the answer
+        holds for the site's next calls of ``f`` (kept in ``sites`` for ``forget_sites``).
 
         Its frame stands where the callee's will; its common path makes no C call that 3.11
         counts against the recursion limit (``list.append`` called as a method, ``dict.get``,
@@ -110,7 +112,14 @@ class Level:
                         entry[4] is ANY_KWDEFAULTS or entry[4] is f.__kwdefaults__):
                     child = self.child
                     if child is self:    # one level for every depth: ``run.pending`` is
-                        return entry[1]  # already its pair (nothing else sets it)
+                        if site is not None and entry[4] is ANY_KWDEFAULTS:  # already its
+                            # pair (nothing else sets it); the site takes f's next calls
+                            site.entry = (self.hook_method, f, entry[2], entry[3], entry[1])
+                            sites = self.sites      # (``forget_sites`` empties them)
+                            if sites is None:
+                                sites = self.sites = {}
+                            sites[site] = None
+                        return entry[1]
                     if child is not None:
                         self.run.pending = child.pair   # taken by the copy's prologue
                         return entry[1]
@@ -144,7 +153,7 @@ class Level:
             child.memo_get, child.append, child.log = child.memo.get, self.append, self.log
             child.hook_method = child.hook
             child.pair = (child.append if run.summary else child.log, child.hook_method)
-            child.bound = _UNBOUND
+            child.bound, child.sites = _UNBOUND, None
             run.levels.append(child)
         run.pending = child.pair         # taken by the callee's prologue if it is traced
         if type(entry) is tuple and entry[0] is func:
@@ -174,13 +183,21 @@ class Level:
                 run.unsupported[func.__code__] = _TOO_DEEP
             return f
 
+    def forget_sites(self) -> None:
+        """Empty the site entries this level filled (the run closes or forgets its decisions;
+        an entry another run has refilled since is emptied too: that site calls the hook)."""
+        sites, self.sites = self.sites, None
+        if sites:
+            for site in tuple(sites):   # (copied at once: a generator's hook in another
+                site.entry = NO_SITE_ENTRY  # thread may still be filling)
+
 
 class SubstitutingLevel(Level):
     """A level whose context may substitute a callable per call (``Context.substitute``)."""
 
     __slots__ = ()
 
-    def hook(self, f):
+    def hook(self, f, site=None):
         decided = Level.hook(self, f)
         replacement = self.run.ctx.substitute(f, self.depth + 1)
         return decided if replacement is None else replacement
@@ -224,7 +241,7 @@ class Run:
         root.hook_method = hook = root.hook
         # the root frame's (log, hook): the list (listed code, ``probes.log``), or ``logged``
         root.pair = self.pending = (append if self.summary else log, hook)
-        root.bound = _UNBOUND
+        root.bound, root.sites = _UNBOUND, None
         self.levels = [root]
         # ``unsupported``: code -> why it was not instrumented. The other tables are made on
         # first use (None until then): ``generators``, generator frame (by identity: no ``id``
@@ -254,6 +271,8 @@ class Run:
             self.operators = False
             GUARDING.remove(self.guard_token)
         for level in self.levels:
+            if level.sites is not None:
+                level.forget_sites()
             level.hook_method = level.pair = level.child = None
             level.bound, level.memo_get = _UNBOUND, _no_entry
         self.pending = _CLOSED_PAIR     # (no frame takes it: a closed run is never current)
@@ -273,6 +292,7 @@ class Run:
             GUARDING.append(self.guard_token)
             for level in self.levels:
                 level.memo.clear()
+                level.forget_sites()
 
     def root(self, target):
         """The instrumented copy ``track`` runs for the root's function ``target`` (``f``,

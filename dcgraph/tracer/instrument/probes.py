@@ -12,7 +12,7 @@ from bytecode import Instr, Label
 from ..recorder import _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import delegated
-from ..inline_calls import SITE_KINDS, SITE_OWNERS, SITE_PRIMITIVES
+from ..inline_calls import SITE_KINDS, SITE_OWNERS, SITE_PRIMITIVES, SiteCache
 from ..events import CALL_MARK
 from ..counted_loops import listed_items, logged_items
 from .versions import opcode_table
@@ -70,7 +70,8 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
     callable the site's callee load gave when instrumented (``CodeInfo.expected``); when the
     callable *is* it and ``INLINE_PRIMITIVES`` is non-empty (no substituting run active), the
     site logs nothing (the replay knows the callable); otherwise it logs ``CALL_MARK`` first,
-    then decides as any site. (The sets are loaded as constants: ``inline_calls.SiteConst``
+    then decides as any site. A Python function the site's ``SiteCache`` holds for the
+    frame's hook is taken by the site as well (``_cached_call``). (The sets are loaded as constants: ``inline_calls.SiteConst``
     stands for each until ``rewrite`` puts it in place.)
 
     Layout (every version): no jump target directly follows the hook's call (3.12.1's
@@ -98,7 +99,7 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
             *_method_class(loc, "__func__"), Instr("LOAD_CONST", SITE_KINDS, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
-            hook, *_call_hook(depth, loc), Instr("JUMP_FORWARD", join, location=loc),
+            hook, *_cached_call(depth, loc, join), Instr("JUMP_FORWARD", join, location=loc),
             known, Instr("POP_TOP", location=loc),      # the callable's type
             fast, *log(depth, [Instr("COPY", 3, location=loc)], loc), join]
     if below:
@@ -131,15 +132,48 @@ def counted_iteration(depth: int, loc) -> list:
             private, iterate[1], *log(depth, [Instr("COPY", 3, location=loc)], loc), done]
 
 
-def _call_hook(depth: int, loc) -> list:
-    """Replace the callable on top by hook(callable)."""
+def _cached_call(depth: int, loc, join: Label) -> list:
+    """Replace the callable ``f`` on top by hook(f), in listed code first trying the site's
+    ``inline_calls.SiteCache``: when its entry is ``(hook, f, f.__code__, f.__defaults__,
+    copy)`` for the frame's hook, log ``f`` and take ``copy`` (what the hook would do, without
+    its frame) and go to ``join``; else call ``hook(f, cache)``, which may fill it."""
+    if not VARIANT.listed:
+        return _call_hook(depth, loc)
+    cache, miss = SiteCache(), Label()
+
+    def field(k: int) -> list:       # [.., f, entry] -> [.., f, entry, entry[k]]
+        return [Instr("COPY", 1, location=loc), Instr("LOAD_CONST", k, location=loc),
+                Instr("BINARY_SUBSCR", location=loc)]
+
+    def same(load: list) -> list:    # ... entry[k] is <load>, else to ``miss``
+        return [*load, Instr("IS_OP", 0, location=loc),
+                Instr(ops.GUARD_JUMPS["false"], miss, location=loc)]
+
+    def attr(name: str) -> list:     # f.<name> (f under entry and entry[k])
+        return [Instr("COPY", 3, location=loc), Instr("LOAD_ATTR", ops.attr_arg(name), location=loc)]
+
+    seq = [Instr("LOAD_CONST", cache, location=loc),
+           Instr("LOAD_ATTR", ops.attr_arg("entry"), location=loc),
+           *field(1), *same([Instr("COPY", 3, location=loc)]),
+           *field(0), *same([Instr("COPY", depth + 4, location=loc)]),      # the frame's hook
+           *field(2), *same(attr("__code__")), *field(3), *same(attr("__defaults__")),
+           Instr("LOAD_CONST", 4, location=loc), Instr("BINARY_SUBSCR", location=loc),
+           Instr("SWAP", 2, location=loc), Instr("LIST_APPEND", depth + 1, location=loc),
+           Instr("JUMP_FORWARD", join, location=loc),
+           miss, Instr("POP_TOP", location=loc)]
+    return seq + _call_hook(depth, loc, [Instr("LOAD_CONST", cache, location=loc)])
+
+
+def _call_hook(depth: int, loc, extra: list = ()) -> list:
+    """Replace the callable on top by hook(callable, <extra>) (``extra``: loads of further
+    arguments)."""
     if ops.NULL_FIRST:        # [NULL, hook, callable]
         seq = [Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc),
                Instr("COPY", depth + HIDDEN + 1, location=loc), Instr("SWAP", 2, location=loc)]
     else:                     # [hook, NULL, callable]
         seq = [Instr("COPY", depth + HIDDEN, location=loc), Instr("SWAP", 2, location=loc),
                Instr("PUSH_NULL", location=loc), Instr("SWAP", 2, location=loc)]
-    return seq + ops.call_instrs(1, loc)
+    return seq + list(extra) + ops.call_instrs(1 + len(extra), loc)
 
 
 def after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) -> list:

@@ -1,0 +1,164 @@
+"""A call site taking its memoised traced callee itself (``inline_calls.SiteCache``): same
+tapes as the hook gives, replaced code and defaults seen, nothing kept after the run."""
+import gc
+import weakref
+
+import dcgraph
+from dcgraph.tracer import inline_calls, recorder
+from dcgraph.tracer.copies import instrumented_copy
+
+
+def double(x):
+    return 2 * x
+
+
+def triple(x):
+    return 3 * x
+
+
+def scale(x, k=2):
+    return k * x
+
+
+def loop(n):
+    total = 0
+    for i in range(n):
+        total += double(i)       # one site, called n times
+    return total
+
+
+def swaps_code(n):
+    total = 0
+    for i in range(n):
+        if i == 2:
+            double.__code__ = triple.__code__
+        total += double(i)
+    return total
+
+
+def swaps_defaults(n):
+    total = 0
+    for i in range(n):
+        if i == 2:
+            scale.__defaults__ = (5,)
+        total += scale(i)
+    return total
+
+
+def _site_caches(f):
+    return [c for c in instrumented_copy(f).__code__.co_consts if type(c) is inline_calls.SiteCache]
+
+
+def _calls(tape):
+    return [(n.value, [a.value for a in n.child.nodes if a.kind == "Argument"])
+            for n in tape.nodes if n.kind == "NestedCall"]
+
+
+def test_a_site_takes_its_callee_and_the_tape_is_the_hooks():
+    seen = []
+    hook = recorder.Level.hook
+
+    def counting(level, fn, site=None):
+        seen.append(fn)
+        return hook(level, fn, site)
+
+    for _ in range(3):
+        seen.clear()
+        recorder.Level.hook = counting
+        try:
+            result, tape = dcgraph.track(loop, 6)
+        finally:
+            recorder.Level.hook = hook
+        assert result == 30
+        tape.lint()
+        assert _calls(tape) == [(2 * i, [i]) for i in range(6)]
+    # the first call decides (or finds the decision) and fills; the other five are the site's
+    assert len(seen) <= 2 and set(seen) == {double}
+    assert all(c.entry is inline_calls.NO_SITE_ENTRY for c in _site_caches(loop))
+
+
+def test_code_replaced_during_a_run_is_seen_at_a_filled_site():
+    original = double.__code__
+    try:
+        result, tape = dcgraph.track(swaps_code, 5)
+        assert result == 2 * (0 + 1) + 3 * (2 + 3 + 4)
+        tape.lint()
+        assert [v for v, _ in _calls(tape)] == [0, 2, 6, 9, 12]
+        calls = [n for n in tape.nodes if n.kind == "NestedCall"]
+        assert ["2 * @0" in str(n.child) for n in calls] == [True, True, False, False, False]
+    finally:
+        double.__code__ = original
+
+
+def test_defaults_replaced_during_a_run_are_seen_at_a_filled_site():
+    try:
+        result, tape = dcgraph.track(swaps_defaults, 5)
+        assert result == 2 * (0 + 1) + 5 * (2 + 3 + 4)
+        tape.lint()
+        assert [v for v, _ in _calls(tape)] == [0, 2, 10, 15, 20]
+    finally:
+        scale.__defaults__ = (2,)
+
+
+def test_a_filled_site_keeps_nothing_of_the_run_after_it():
+    refs = []
+
+    class Value:
+        def __init__(self):
+            refs.append(weakref.ref(self))
+
+    def makes(n):
+        return [double(Value()) is not None for _ in range(n)]
+
+    def double(x):
+        return x
+
+    result, tape = dcgraph.track(makes, 4)
+    assert result == [True] * 4
+    tape.lint()
+    caches = _site_caches(makes)
+    assert caches and all(c.entry is inline_calls.NO_SITE_ENTRY for c in caches)
+    assert len(refs) == 4 and all(r() is not None for r in refs)   # the tape holds them
+    del tape
+    gc.collect()
+    assert all(r() is None for r in refs)
+
+
+def test_a_site_filled_by_one_run_is_not_taken_by_another():
+    # the entry names the filling run's hook: a nested run's frames call their own hook
+    def outer(n):
+        inner_result, inner_tape = dcgraph.track(loop, n)
+        inner_tape.lint()
+        return inner_result + loop(n)
+
+    result, tape = dcgraph.track(outer, 4)
+    assert result == 24
+    tape.lint()
+    assert len([n for n in tape.nodes if n.kind == "NestedCall"]) >= 1
+
+
+def test_summary_runs_and_listed_runs_give_the_same_values():
+    result, kept = dcgraph.track(loop, 5)
+    result2, summary = dcgraph.track(loop, 5, values="summary")
+    assert result == result2 == 20
+    kept.lint()
+    summary.lint()
+    assert str(kept).count("double(") == str(summary).count("double(") == 5
+
+
+def test_operators_guarded_mid_run_empty_the_sites():
+    class Num:
+        def __init__(self, v):
+            self.v = v
+
+        def __rmul__(self, other):
+            return Num(other * self.v)
+
+    def mixed(n):
+        total = [double(i) for i in range(n)]
+        return total + [double(Num(n)).v]
+
+    result, tape = dcgraph.track(mixed, 3)
+    assert [getattr(v, "v", v) for v in result] == [0, 2, 4, 6]
+    tape.lint()
+    assert str(tape).count("double(") == 4
