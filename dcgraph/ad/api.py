@@ -54,25 +54,8 @@ def value_and_grad(f, argnums=0):
         nums_n = checked.get(len(args))
         if nums_n is None:
             nums_n = checked[len(args)] = _normalised(argnums, len(args))
-        key = hit = None
-        if cache.enabled:               # the hit path inline: it is most calls' whole cost
-            try:
-                key = structure_key(args, kwargs)
-                entries = cache.paths.get(key)
-            except TypeError:           # an unhashable leaf: never learned, always traced
-                key = entries = None
-            if entries:
-                cg, binding = entries[0]
-                try:
-                    value, adjoints = cg._fn(args, kwargs)
-                except Exception as exc:
-                    hit = cache._after(exc, key, entries, args, kwargs)
-                else:
-                    cache.stats["hits"] += 1
-                    cache._misses = 0
-                    if single:
-                        return value, cg.gradient(adjoints, nums_n[0], args, binding)
-                    hit = value, adjoints, cg, binding
+        key = cache.key(args, kwargs)
+        hit = cache.run(key, args, kwargs) if key is not None else None
         if hit is not None:
             value, adjoints, cg, binding = hit
             if single:

@@ -47,10 +47,7 @@ def counted_loops(instrs: list, expected: dict, calls) -> frozenset:
 
 def listed_items(iterator, log: list):
     """``logged_items`` for code whose log slot holds the run's list (``probes.log``)."""
-    append = log.append
-    for item in iterator:
-        append(item)
-        yield item
+    return logged_items(iterator, log.append)
 
 
 def logged_items(iterator, append):

@@ -1,10 +1,10 @@
 """Runtime of a traced run: the event log, frame entry, and the call hook.
 
 Instrumented code appends raw events to one flat list per run (the list itself, kept in a
-hidden slot at the bottom of each traced frame's value stack and appended to by ``LIST_APPEND``;
-in a summary run the slot holds ``SummaryLog.logged``, called per value: ``instrument.probes.log``;
-no extra locals, so ``locals()`` is unchanged). Nodes are built from the log afterwards (``replay``), which keeps the
-probes cheap. Events (their types: module ``events``, re-exported here) are: an ``EntryMark``
+hidden slot at the bottom of each traced frame's value stack and appended to by
+``LIST_APPEND``; in a summary run the slot holds ``SummaryLog.logged``, called per value:
+``instrument.probes.log``; no extra locals, so ``locals()`` is unchanged). Nodes are built from
+the log afterwards (``replay``), which keeps the probes cheap. Events (their types: module ``events``, re-exported here) are: an ``EntryMark``
 and the tuple of argument values when a traced frame starts, a ``BlockMark`` when a marked block
 is entered (a handler's mark is followed by the exception), the callable of each call (logged
 by the hook), and the values of probed instructions (see ``instrument.py311``). Traced
@@ -82,14 +82,16 @@ class Level:
     The hook calls no Python code on its common path (it makes the next level and binds
     methods inline), and a traced frame's prologue takes ``run.pending``, the pair ``(log,
     hook)`` the hook left for the callee (``log``: the run's list, or ``logged`` in a summary
-    run), and logs into it (on 3.12+ through ``entry_pair``), so tracing takes no recursion depth beyond the hook's frame, which stands
-    where the callee's will and which ``headroom`` gives back."""
+    run), and logs into it (on 3.12+ through ``entry_pair``), so tracing takes no recursion
+    depth beyond the hook's frame, which stands where the callee's will and which ``headroom``
+    gives back."""
 
     # Made without ``__init__`` (a class call then its fields: ``Run`` makes the root's, the
     # hook the next one down). ``memo``: decisions (``_remember``); ``pair``: ``(log,
-    # hook_method)`` (see ``hook``), ``hook_method`` the one bound method handed to every frame; ``bound``:
-    # the last (object, copy, copy bound to it); ``child``: the level of the calls its frames make (itself when no
-    # answer depends on the depth).
+    # hook_method)`` (see ``hook``), ``hook_method`` the one bound method handed to every
+    # frame; ``bound``: the last (object, copy, copy bound to it); ``child``: the level of the
+    # calls its frames make (itself when no answer depends on the depth); ``sites``: the
+    # ``SiteCache``s it filled (``forget_sites``), None until the first.
     __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
                  "hook_method", "pair", "child", "bound", "sites")
 
@@ -245,7 +247,7 @@ class Run:
         self.levels = [root]
         # ``unsupported``: code -> why it was not instrumented. The other tables are made on
         # first use (None until then): ``generators``, generator frame (by identity: no ``id``
-        # call, which 3.11 counts, ``headroom``) -> the (append, hook) of its level;
+        # call, which 3.11 counts, ``headroom``) -> the (log, hook) pair of its level;
         # ``live_generators``, frame -> None, started here and logging; ``dispatch``,
         # ``operators``' decisions; ``constructors`` (``constructor_table``). ``log_end``:
         # len(log) at close (a generator resumed later logs past it). ``operators``: guards on.

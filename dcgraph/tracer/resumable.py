@@ -101,5 +101,5 @@ def resumed(mark, frame, sent, hook):
     log.append(mark)
     log.append(frame)
     log.append(sent)
-    return (level.append if owner.summary else level.log), hook     # its level's pair
+    return level.pair                   # (log, hook): ``hook`` is its ``hook_method``
 

@@ -71,8 +71,8 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
     callable *is* it and ``INLINE_PRIMITIVES`` is non-empty (no substituting run active), the
     site logs nothing (the replay knows the callable); otherwise it logs ``CALL_MARK`` first,
     then decides as any site. A Python function the site's ``SiteCache`` holds for the
-    frame's hook is taken by the site as well (``_cached_call``). (The sets are loaded as constants: ``inline_calls.SiteConst``
-    stands for each until ``rewrite`` puts it in place.)
+    frame's hook is taken by the site as well (``_cached_call``). (The sets are loaded as
+    constants: ``inline_calls.SiteConst`` stands for each until ``rewrite`` puts it in place.)
 
     Layout (every version): no jump target directly follows the hook's call (3.12.1's
     ``sys.settrace`` reports a line event at a jump target reached by falling through from a
