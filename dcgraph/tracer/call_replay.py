@@ -72,7 +72,9 @@ class CallReplay:
     def do_call(self, i: int, callee, args: list, kwargs: dict) -> None:
         """The callable was logged by the hook or the site, or not at all where the site's
         callable was the one it expects (``CodeInfo.expected``; else a ``CALL_MARK`` precedes
-        it); a traced callee's entry mark may follow."""
+        it) or a method site called the object's method (``CodeInfo.method_sites``: the
+        callable is ``getattr(obj, name)``; else a ``CALL_MARK`` precedes it); a traced
+        callee's entry mark may follow."""
         r = self.r
         log, pos = r.log, r.pos
         expected = self.info.expected
@@ -81,6 +83,14 @@ class CallReplay:
             ev = log[pos] if pos < len(log) else None   # the site logged nothing: it was ``f``
         elif expected and i in expected:
             r.pos = pos = pos + 1        # ``CALL_MARK``: the callable follows, as at any site
+            f = r.take()
+            ev = r.peek()
+        elif (methods := self.info.method_sites) and i in methods and (
+                pos >= len(log) or log[pos] is not CALL_MARK):
+            f = getattr(callee.obj.value, methods[i])   # logged nothing (``method_sites``)
+            ev = log[pos] if pos < len(log) else None
+        elif methods and i in methods:
+            r.pos = pos = pos + 1        # ``CALL_MARK``: the callable follows
             f = r.take()
             ev = r.peek()
         elif pos + 1 < len(log) and type(f := log[pos]) not in MARK_TYPES:

@@ -3,8 +3,8 @@
 While ``track`` runs ``f``, a trace or profile function the user installed (a debugger, a
 profiler, coverage) would also see the tracer's runtime: the call hook, frame entry, the
 probes' ``list.append``. ``Screen`` installs, only when such a function is set, a filter in
-front of it that drops events of the tracer's own frames (``dcgraph/tracer/``) and of the
-probes' appends to the run's log, and restores the user's function afterwards (unless the
+front of it that drops events of the tracer's own frames (``dcgraph/tracer/``), of the
+probes' appends to the run's log and of 3.11's entry count (``current_run.ENTRY_COUNT``), and restores the user's function afterwards (unless the
 program replaced it meanwhile). Nothing is installed, and nothing costs, when none is set; C-level tracers and profilers
 (cProfile, coverage's C tracer) are left as they are.
 """
@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import sys
 import types
+
+from .current_run import ENTRY_COUNT
 
 __all__ = ["Screen", "screen"]
 
@@ -62,8 +64,10 @@ class Screen:
                     elif event == "return":
                         inside[0] -= 1
                     return
-                if inside[0] > 0 or (event[0] == "c" and getattr(arg, "__self__", None) is log):
-                    return               # called by the runtime, or a probe's append
+                if inside[0] > 0 or (event[0] == "c" and (
+                        getattr(arg, "__self__", None) is log or arg is ENTRY_COUNT)):
+                    return               # called by the runtime, a probe's append, or a
+                                         # frame's entry count (3.11's prologue)
                 profiler(frame, event, arg)
             self.profile = profile
             sys.setprofile(profile)

@@ -13,6 +13,8 @@ from ..recorder import _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import delegated
 from ..inline_calls import SITE_KINDS, SITE_OWNERS, SITE_PRIMITIVES, SiteCache
+from ..method_sites import filled
+from ..current_run import ENTRY_COUNT
 from ..events import CALL_MARK
 from ..counted_loops import listed_items, logged_items
 from .versions import opcode_table
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 ops = opcode_table()     # the running interpreter's opcode tables
 
 __all__ = ["HIDDEN", "after", "counted_iteration", "delegation", "hook_site", "landing", "log",
-           "prologue", "push_callable", "resume"]
+           "method_site", "prologue", "push_callable", "resume"]
 
 HIDDEN = 2          # stack slots under the frame's own values: hook, and the log's list
                     # (or ``append``: see ``log``)
@@ -61,7 +63,7 @@ def log(depth: int, load: list, loc) -> list:
     return seq
 
 
-def hook_site(depth: int, below: int, loc, expected=None) -> list:
+def hook_site(depth: int, below: int, loc, expected=None, method=None) -> list:
     """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
     type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged), or
     a bound method whose object's class is in ``inline_calls.INLINE_OWNERS`` and function's
@@ -76,7 +78,10 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
 
     Layout (every version): no jump target directly follows the hook's call (3.12.1's
     ``sys.settrace`` reports a line event at a jump target reached by falling through from a
-    call of Python code; ``py312``), so the slow path jumps over the inline one."""
+    call of Python code; ``py312``), so the slow path jumps over the inline one.
+
+    ``method``: the ``method_sites.MethodSite`` of a method site's deciding path
+    (``method_site``): the first callable it takes inline is handed to ``method_sites.filled``."""
     fast, join, done = Label(), Label(), Label()
     seq = []
     if expected is not None:            # [callable, <below>] tested where it lies
@@ -101,10 +106,53 @@ def hook_site(depth: int, below: int, loc, expected=None) -> list:
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
             hook, *_cached_call(depth, loc, join), Instr("JUMP_FORWARD", join, location=loc),
             known, Instr("POP_TOP", location=loc),      # the callable's type
-            fast, *log(depth, [Instr("COPY", 3, location=loc)], loc), join]
+            fast, *_fill(method, loc), *log(depth, [Instr("COPY", 3, location=loc)], loc), join]
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
     return seq + [done]
+
+
+def _fill(site, loc) -> list:
+    """With the callable taken inline on top: ``method_sites.filled(site, callable)`` when
+    ``site.owner`` is None (its first), else nothing (no instructions without a site)."""
+    if site is None:
+        return []
+    done = Label()
+    return [Instr("LOAD_CONST", site, location=loc),
+            Instr("LOAD_ATTR", ops.attr_arg("owner"), location=loc),
+            Instr("LOAD_CONST", None, location=loc), Instr("IS_OP", 0, location=loc),
+            Instr(ops.GUARD_JUMPS["false"], done, location=loc),
+            *push_callable(filled, loc), Instr("LOAD_CONST", site, location=loc),
+            Instr("COPY", 4, location=loc), *ops.call_instrs(2, loc),
+            Instr("POP_TOP", location=loc), done]
+
+
+def method_site(site, depth: int, depth_call: int, args: list, loc) -> list:
+    """A 3.11 ``LOAD_METHOD`` (``depth`` values, the object on top) and the plain loads of
+    its call's ``args``, up to the call's ``PRECALL`` (``depth_call`` values before it; the
+    caller emits it): while ``type(obj) is site.owner`` and no substituting run is active, the
+    plain ``LOAD_METHOD`` and the loads, logging nothing (``method_sites``); else a
+    ``CALL_MARK`` (first: the attribute may raise), the object's attribute (a bound method,
+    NULL below it), the loads and the deciding sequence of ``hook_site``, which fills
+    ``site``."""
+    slow, call = Label(), Label()
+    load = Instr("LOAD_METHOD", site.name, location=loc)
+    seq = [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
+           Instr("LOAD_CONST", site, location=loc),
+           Instr("LOAD_ATTR", ops.attr_arg("owner"), location=loc),
+           Instr("IS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
+           Instr("LOAD_CONST", SITE_PRIMITIVES, location=loc),
+           *[Instr(name, location=loc) for name in ops.GUARD_SWITCH_TEST],
+           Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
+           load, *[_copy_of(ins) for ins in args], Instr("JUMP_FORWARD", call, location=loc),
+           slow, *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc),
+           *ops.rewrite(load, loc), *args, *hook_site(depth_call, len(args), loc, None, site),
+           call]
+    return seq
+
+
+def _copy_of(ins: Instr) -> Instr:
+    return Instr(ins.name, ins.arg, location=ins.location)
 
 
 def _method_class(loc, name: str) -> list:
@@ -272,12 +320,12 @@ def prologue(info: CodeInfo, loc) -> list:
                Instr("UNPACK_SEQUENCE", 2, location=loc)]
     mark = [Instr("LOAD_CONST", info.entry_mark, location=loc)]
     if VARIANT.listed and not ops.ENTRY_CALLS:
-        # 3.11: the first log is a C call that counts against the recursion limit (see
-        # ``recorder.entry_pair``): the list's ``append``, bound, called
+        # 3.11: before the first log, a C call that counts against the recursion limit (see
+        # ``recorder.entry_pair``): ``current_run.ENTRY_COUNT(mark)``, a constant builtin
+        # method (3.11 counts such calls), so a frame with no room fails there, having
+        # logged nothing; no bound ``append`` made per frame
         assert ops.NULL_FIRST                # (3.11's layout: [NULL, callable, argument])
-        seq += [Instr("PUSH_NULL", location=loc), Instr("COPY", 2, location=loc),
-                Instr("LOAD_ATTR", ops.attr_arg("append"), location=loc), *mark,
-                *ops.call_instrs(1, loc), Instr("POP_TOP", location=loc)]
-    else:
-        seq += log(0, mark, loc)
+        seq += [*push_callable(ENTRY_COUNT, loc), *mark, *ops.call_instrs(1, loc),
+                Instr("POP_TOP", location=loc)]
+    seq += log(0, mark, loc)
     return seq + log(0, load, loc)

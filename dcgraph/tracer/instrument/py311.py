@@ -240,6 +240,9 @@ NULL_SLOT_OF_CALL = 0  # index, among a CALL's popped slots, of the NULL-or-func
 LOAD_CLOSURE = "LOAD_CLOSURE"           # the instruction pushing a cell object
 ENTRY_CALLS = False    # the prologue reads its pair, no call: its first append, a C call,
                        # counts against the recursion limit (``recorder.entry_pair``)
+METHOD_SITES = True    # ``LOAD_METHOD`` calls with plain loads as arguments may be method
+                       # sites (``method_sites``; ``probes.method_site``)
+METHOD_SITE_ARGS = frozenset({"LOAD_FAST", "LOAD_CONST"})   # the loads a method site copies
 
 
 def local_access(ins, cells: frozenset) -> tuple:

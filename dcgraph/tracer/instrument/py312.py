@@ -92,6 +92,8 @@ NULL_FIRST = True
 NULL_SLOT_OF_CALL = 0
 ENTRY_CALLS = True     # C calls no longer count against the recursion limit: the prologue
                        # takes its pair through a Python call (``recorder.entry_pair``)
+METHOD_SITES = False   # no ``LOAD_METHOD``: calls decide every method (``py311``'s method sites)
+METHOD_SITE_ARGS = frozenset()
 # (call sites decide C callables in the bytecode, as on 3.11: ``probes.hook_site`` puts no jump
 # target right after the hook's call, where 3.12.1's ``sys.settrace`` would report the line
 # again: returning from a Python call, the frame's last instruction is the call's inline cache,

@@ -41,6 +41,8 @@ FOR_ITER_SKIP = 2
 NULL_FIRST = False
 NULL_SLOT_OF_CALL = 1
 ENTRY_CALLS = True     # as on 3.12
+METHOD_SITES = False   # no ``LOAD_METHOD``: calls decide every method (``py311``'s method sites)
+METHOD_SITE_ARGS = frozenset()
 LOAD_CLOSURE = "LOAD_FAST"       # of a CellVar/FreeVar: pushes the cell
 
 _FIXED = {"TO_BOOL": (0, 0), "END_FOR": (1, 0), "MAKE_FUNCTION": (1, 1),

@@ -24,7 +24,8 @@ from .analysis import Structure, Unsupported, analyse
 from .guards import guarded_site, static_callees, switch_sites
 from .probes import HIDDEN as _HIDDEN, VARIANT as _VARIANT
 from .probes import after as _probe_after, delegation as _delegated, hook_site as _hook
-from .probes import counted_iteration as _counted
+from .probes import counted_iteration as _counted, method_site as _method_site
+from ..method_sites import MethodSite
 from .probes import landing as _landed, log as _log, prologue as _prologue, resume as _resumed
 from .versions import opcode_table, semantics
 
@@ -85,6 +86,10 @@ class CodeInfo:
         # call index -> the C callable the site expects: when it is the callable (and no
         # substituting run is active) the site logs nothing, else a ``CallMark`` first
         self.expected: dict = {}
+        # call index -> the method name of a method site (``method_sites``): when the next
+        # event is not a ``CALL_MARK`` the site logged nothing, its callable was
+        # ``getattr(obj, name)``
+        self.method_sites: dict = {}
         self.counted_loops: frozenset = frozenset()   # FOR_ITER indices (``counted_loops``)
 
     def __repr__(self):
@@ -217,9 +222,17 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
     out: list = []
     i = -1
     resumed = False
+    items = list(bc)
+    sites = _method_sites(info, s, items, callees)   # bc position -> (call index, arguments)
+    taken: set = set()        # PRECALL indices whose site a method site emitted
+    copied = 0                # argument loads a method site emitted: skipped here
     deferred: list = []       # try ranges opened before the prologue
     pending_mark = None       # [instructions still to emit before it, the mark's probe]
-    for item in bc:
+    for at, item in enumerate(items):
+        if copied:
+            copied -= 1
+            i += 1
+            continue
         if isinstance(item, TryBegin):
             depth, lasti = s.blocks[s.label_block[id(item.target)]].handler
             item.stack_depth, item.push_lasti = depth + info.hidden, lasti
@@ -250,7 +263,17 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
                 out += _log(block.depth, [Instr("COPY", 3, location=loc)], loc)
         if block.start == i and info.generator and _send_target(s, block):
             out += _landed(info, block.depth, loc)
-        call = ops.hook_site(s.instrs, i)
+        site = sites.get(at)
+        if site is not None:          # a method site: the load, its arguments, its decision
+            call, args = site
+            name = ins.arg
+            info.method_sites[call] = name
+            out += _method_site(MethodSite(name), s.depth_before[i], s.depth_before[call - 1],
+                                args, loc)
+            taken.add(call - 1)
+            copied = len(args)
+            continue
+        call = ops.hook_site(s.instrs, i) if i not in taken else None
         if call is not None:
             below = ops.callee_below(s.instrs[call], call in s.self_layout)
             out += _hook(s.depth_before[i], below, loc, callees.get(call))
@@ -288,6 +311,42 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
     if not resumed:
         raise Unsupported("no RESUME instruction")
     return out
+
+
+def _method_sites(info: CodeInfo, s: Structure, items: list, callees: dict) -> dict:
+    """Position in ``items`` of each ``LOAD_METHOD`` that becomes a method site
+    (``method_sites``; listed code where the version has them): its call takes plain loads
+    (``METHOD_SITE_ARGS``, unprobed, in the same block) and no keywords, expects no callable,
+    and the object comes from a load the replay knows the value of (a local, or a logged
+    value), so that it can take ``getattr(obj, name)``. Value: (call index, the loads)."""
+    if not ops.METHOD_SITES or not info.listed:
+        return {}
+    found = {}
+    i = -1
+    for at, item in enumerate(items):
+        if not isinstance(item, Instr):
+            continue
+        i += 1
+        if item.name != "LOAD_METHOD" or i == 0 or s.blocks[s.block_of[i]].depth < 0:
+            continue
+        prev, block = s.instrs[i - 1], s.block_of[i]
+        if s.block_of[i - 1] != block or s.blocks[block].start == i or i - 1 in \
+                info.owner_producer or (prev.name != "LOAD_FAST" and info.probe[i - 1] is None):
+            continue
+        args = []
+        for k, later in enumerate(items[at + 1:], 1):
+            j = i + k
+            if not isinstance(later, Instr) or s.block_of[j] != block:
+                break
+            if later.name == "PRECALL":
+                if later.arg == len(args) and j + 1 not in callees \
+                        and s.instrs[j + 1].name == "CALL":
+                    found[at] = (j + 1, args)
+                break
+            if later.name not in ops.METHOD_SITE_ARGS or info.probe[j] is not None:
+                break
+            args.append(later)
+    return found
 
 
 def _send_target(s: Structure, block) -> bool:
