@@ -162,3 +162,35 @@ def test_operators_guarded_mid_run_empty_the_sites():
     assert [getattr(v, "v", v) for v in result] == [0, 2, 4, 6]
     tape.lint()
     assert str(tape).count("double(") == 4
+
+
+op = double                      # rebound by the test below
+
+
+def calls_op(x):
+    return op(x)
+
+
+def test_a_site_that_saw_a_python_function_still_records_whatever_its_global_holds():
+    """``op`` was a Python function when ``calls_op`` was instrumented: its site tests the
+    ``SiteCache`` first and else asks the hook (``CodeInfo.python_callees``), so a C function
+    or another Python function bound later is recorded as before."""
+    import math
+
+    from dcgraph.tracer.instrument.rewrite import instrument
+
+    global op
+    try:
+        for fn, x, kind, value in ((double, 3, "NestedCall", 6), (math.sqrt, 4.0, "PrimitiveCall", 2.0),
+                                   (triple, 3, "NestedCall", 9), (double, 4, "NestedCall", 8)):
+            op = fn
+            for _ in range(2):
+                result, tape = dcgraph.track(calls_op, x)
+                assert result == value
+                tape.lint()
+                calls = [n for n in tape.nodes if n.kind in ("NestedCall", "PrimitiveCall")]
+                assert [(n.kind, n.fn) for n in calls] == [(kind, fn)]
+        info = instrument(calls_op.__code__, scope=calls_op.__globals__)
+        assert info.python_callees
+    finally:
+        op = double

@@ -63,7 +63,8 @@ def log(depth: int, load: list, loc) -> list:
     return seq
 
 
-def hook_site(depth: int, below: int, loc, expected=None, method=None) -> list:
+def hook_site(depth: int, below: int, loc, expected=None, method=None,
+              python_first: bool = False) -> list:
     """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
     type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged), or
     a bound method whose object's class is in ``inline_calls.INLINE_OWNERS`` and function's
@@ -81,9 +82,16 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None) -> list:
     call of Python code; ``py312``), so the slow path jumps over the inline one.
 
     ``method``: the ``method_sites.MethodSite`` of a method site's deciding path
-    (``method_site``): the first callable it takes inline is handed to ``method_sites.filled``."""
+    (``method_site``): the first callable it takes inline is handed to ``method_sites.filled``.
+    ``python_first``: the site's callee load gave a Python function when instrumented
+    (``CodeInfo.python_callees``): the site tests its ``SiteCache`` at once, and else calls
+    the hook (no C callable is taken inline there; the hook returns one as it is)."""
     fast, join, done = Label(), Label(), Label()
     seq = []
+    if python_first:
+        swap = [Instr("SWAP", below + 1, location=loc)] if below else []
+        return [*swap, *_cached_call(depth, loc, join), Instr("JUMP_FORWARD", join, location=loc),
+                join, *swap]
     if expected is not None:            # [callable, <below>] tested where it lies
         other = Label()
         seq += [Instr("COPY", below + 1, location=loc), Instr("LOAD_CONST", expected, location=loc),

@@ -90,6 +90,9 @@ class CodeInfo:
         # event is not a ``CALL_MARK`` the site logged nothing, its callable was
         # ``getattr(obj, name)``
         self.method_sites: dict = {}
+        # calls whose callee load gave a Python function when instrumented: their sites test
+        # the ``SiteCache`` first (``probes.hook_site``)
+        self.python_callees: frozenset = frozenset()
         self.counted_loops: frozenset = frozenset()   # FOR_ITER indices (``counted_loops``)
 
     def __repr__(self):
@@ -142,6 +145,7 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         if not guarded and ops.GUARDED_OPERATORS:
             info.switched = switch_sites(s, scope)
         info.expected = static_callees(s, scope, always_primitive)
+        info.python_callees = frozenset(static_callees(s, scope, _python_function))
         if not info.generator:           # (a generator may resume in another run: its
             # ``logged_items`` would log to the run that started the loop)
             info.counted_loops = counted_loops(s.instrs, info.expected, ops.CALLS)
@@ -276,7 +280,8 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
         call = ops.hook_site(s.instrs, i) if i not in taken else None
         if call is not None:
             below = ops.callee_below(s.instrs[call], call in s.self_layout)
-            out += _hook(s.depth_before[i], below, loc, callees.get(call))
+            out += _hook(s.depth_before[i], below, loc, callees.get(call), None,
+                         call in info.python_callees)
         kind = info.probe[i]
         guarded = ops.guarded_operator(ins) if kind == "value" and (
             info.guarded or i in info.switched) else None
@@ -347,6 +352,10 @@ def _method_sites(info: CodeInfo, s: Structure, items: list, callees: dict) -> d
                 break
             args.append(later)
     return found
+
+
+def _python_function(value) -> bool:
+    return type(value) is types.FunctionType
 
 
 def _send_target(s: Structure, block) -> bool:
