@@ -90,8 +90,8 @@ class Level:
     # hook the next one down). ``memo``: decisions (``_remember``); ``pair``: ``(log,
     # hook_method)`` (see ``hook``), ``hook_method`` the one bound method handed to every
     # frame; ``bound``: the last (object, copy, copy bound to it); ``child``: the level of the
-    # calls its frames make (itself when no answer depends on the depth); ``sites``: the
-    # ``SiteCache``s it filled (``forget_sites``), None until the first.
+    # calls its frames make (itself when no answer depends on the depth); ``sites``: a list
+    # of the ``SiteCache``s it filled (``forget_sites``), None until the first.
     __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
                  "hook_method", "pair", "child", "bound", "sites")
 
@@ -116,11 +116,14 @@ class Level:
                     if child is self:    # one level for every depth: ``run.pending`` is
                         if site is not None and entry[4] is ANY_KWDEFAULTS:  # already its
                             # pair (nothing else sets it); the site takes f's next calls
-                            site.entry = (self.hook_method, f, entry[2], entry[3], entry[1])
-                            sites = self.sites      # (``forget_sites`` empties them)
-                            if sites is None:
-                                sites = self.sites = {}
-                            sites[site] = None
+                            hook = self.hook_method
+                            if site.entry[0] is not hook:   # not listed yet (this level
+                                sites = self.sites          # lists a site it fills again
+                                if sites is None:           # only after another run's hook
+                                    self.sites = [site]     # has filled it in between)
+                                else:                       # (``forget_sites`` empties them)
+                                    sites.append(site)
+                            site.entry = (hook, f, entry[2], entry[3], entry[1])
                         return entry[1]
                     if child is not None:
                         self.run.pending = child.pair   # taken by the copy's prologue
@@ -189,9 +192,9 @@ class Level:
         """Empty the site entries this level filled (the run closes or forgets its decisions;
         an entry another run has refilled since is emptied too: that site calls the hook)."""
         sites, self.sites = self.sites, None
-        if sites:
-            for site in tuple(sites):   # (copied at once: a generator's hook in another
-                site.entry = NO_SITE_ENTRY  # thread may still be filling)
+        if sites:                       # (a list: a generator's hook in another thread may
+            for site in sites:          # still append to it, which the loop then covers)
+                site.entry = NO_SITE_ENTRY
 
 
 class SubstitutingLevel(Level):

@@ -194,3 +194,27 @@ def test_a_site_that_saw_a_python_function_still_records_whatever_its_global_hol
         assert info.python_callees
     finally:
         op = double
+
+
+def alternates(n):
+    total = 0
+    for i in range(n):
+        f = double if i % 2 else triple
+        total += f(i)            # one site, its callee changing every call
+    return total
+
+
+def test_a_site_refilled_by_its_own_level_is_listed_once(monkeypatch):
+    listed = []
+    forget = recorder.Level.forget_sites
+
+    def counting(level):
+        listed.append(list(level.sites or ()))
+        forget(level)
+
+    monkeypatch.setattr(recorder.Level, "forget_sites", counting)
+    result, tape = dcgraph.track(alternates, 40)
+    assert result == sum(2 * i if i % 2 else 3 * i for i in range(40))
+    tape.lint()
+    assert [len(sites) for sites in listed if sites] == [1]
+    assert all(c.entry is inline_calls.NO_SITE_ENTRY for c in _site_caches(alternates))
