@@ -27,6 +27,7 @@ from .copies import _COPIES_BOUND, _copies, instrumented_copy  # noqa: F401 (re-
 from .headroom import with_room
 from .roots import known as known_root, remember as remember_root
 from .inline_calls import NO_SITE_ENTRY, PLAIN_METHODS, substitution_ended
+from .method_sites import MethodSite, filled
 from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 from .current_run import _CLOSED_PAIR, Sink, _identity, _state, idle_pair  # noqa: F401
@@ -98,7 +99,9 @@ class Level:
     def hook(self, f, site=None):
         """Log the callable; return it (primitive) or its instrumented copy (traced). ``site``:
         the calling site's ``inline_calls.SiteCache`` (listed code), filled where the answer
-        holds for the site's next calls of ``f`` (kept in ``sites`` for ``forget_sites``).
+        holds for the site's next calls of ``f`` (kept in ``sites`` for ``forget_sites``); or
+        a method site's ``method_sites.MethodSite`` not filled yet, with a C method the site
+        would have taken itself (filled here, ``method_sites.filled``).
 
         Its frame stands where the callee's will; its common path makes no C call that 3.11
         counts against the recursion limit (``list.append`` called as a method, ``dict.get``,
@@ -135,12 +138,22 @@ class Level:
             if type(func) is _FUNCTION:
                 entry = self.memo_get(func)
             elif (type(f.__self__), type(func)) in PLAIN_METHODS:
+                if type(site) is MethodSite and site.owner is None:
+                    try:                 # a method site's first: it takes the next ones
+                        filled(site, f)
+                    except RecursionError:   # (no room here: a later call fills it)
+                        pass
                 return f                 # ``rng.random`` (``plain_c_method``): not memoised
             else:
                 entry = self.memo_get(id(func))
             if entry is func:
                 return f
         elif kind in _BUILTIN_CALLABLES:
+            if type(site) is MethodSite and site.owner is None:
+                try:                     # (as above)
+                    filled(site, f)
+                except RecursionError:
+                    pass
             return f                     # always primitive; bound ones are new objects per call
         else:
             entry = self.memo_get(id(f))

@@ -217,3 +217,30 @@ def test_a_callable_not_bound_to_its_object_is_not_kept():
     filled(site, print)                                 # a function, bound to no object
     assert site.owner is False
     assert method_sites.GENERIC_GETATTRIBUTE >= {object.__getattribute__, list.__getattribute__}
+
+
+def test_the_hook_fills_a_site_once_and_the_site_takes_the_rest():
+    def draws_fresh(rng, n):     # a code object of its own: its site starts empty
+        total = 0.0
+        for _ in range(n):
+            total += rng.random()
+        return total
+
+    dcgraph.track(draws, np.random.default_rng(0), 2)       # the pair accepted
+    seen = []
+    hook = recorder.Level.hook
+
+    def counting(level, fn, site=None):
+        seen.append((getattr(fn, "__name__", None), type(site).__name__))
+        return hook(level, fn, site)
+
+    recorder.Level.hook = counting
+    try:
+        result, tape = dcgraph.track(draws_fresh, np.random.default_rng(4), 5)
+        again, _ = dcgraph.track(draws_fresh, np.random.default_rng(4), 5)
+    finally:
+        recorder.Level.hook = hook
+    assert result == again == draws(np.random.default_rng(4), 5)
+    tape.lint()
+    assert seen == [("random", "MethodSite")]
+    assert _sites(draws_fresh)[0].owner is np.random.Generator

@@ -13,7 +13,6 @@ from ..recorder import _state, entry_pair
 from ..resumable import enter_generator, resumed
 from ..delegation import delegated
 from ..inline_calls import SITE_KINDS, SITE_OWNERS, SITE_PRIMITIVES, SiteCache
-from ..method_sites import filled
 from ..current_run import ENTRY_COUNT
 from ..events import CALL_MARK
 from ..counted_loops import listed_items, logged_items
@@ -82,7 +81,8 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
     call of Python code; ``py312``), so the slow path jumps over the inline one.
 
     ``method``: the ``method_sites.MethodSite`` of a method site's deciding path
-    (``method_site``): the first callable it takes inline is handed to ``method_sites.filled``.
+    (``method_site``): while its ``owner`` is None, a callable it would take inline goes to
+    ``hook(callable, method)`` instead, which fills it.
     ``python_first``: the site's callee load gave a Python function when instrumented
     (``CodeInfo.python_callees``): the site tests its ``SiteCache`` at once, and else calls
     the hook (no C callable is taken inline there; the hook returns one as it is)."""
@@ -102,7 +102,7 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
                 *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc)]
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
-    known, hook = Label(), Label()
+    known, hook, fill = Label(), Label(), Label()
     seq += [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
             Instr("COPY", 1, location=loc), Instr("LOAD_CONST", SITE_PRIMITIVES, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], known, location=loc),
@@ -114,25 +114,34 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
             hook, *_cached_call(depth, loc, join), Instr("JUMP_FORWARD", join, location=loc),
             known, Instr("POP_TOP", location=loc),      # the callable's type
-            fast, *_fill(method, loc), *log(depth, [Instr("COPY", 3, location=loc)], loc), join]
+            fast, *_unfilled(method, loc, fill),
+            *log(depth, [Instr("COPY", 3, location=loc)], loc),
+            *_fill(method, depth, loc, fill, join), join]
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
     return seq + [done]
 
 
-def _fill(site, loc) -> list:
-    """With the callable taken inline on top: ``method_sites.filled(site, callable)`` when
-    ``site.owner`` is None (its first), else nothing (no instructions without a site)."""
+def _fill(site, depth: int, loc, fill: Label, join: Label) -> list:
+    """After the inline path (which jumps to ``join`` over it), at ``fill`` (a method site's
+    first callable taken inline, on top): call ``hook(callable, site)``, which logs it,
+    returns it and fills ``site`` (in the hook, which has the room: ``Level.hook``), then go
+    to ``join``. Nothing without a site."""
     if site is None:
         return []
-    done = Label()
+    return [Instr("JUMP_FORWARD", join, location=loc), fill,
+            *_call_hook(depth, loc, [Instr("LOAD_CONST", site, location=loc)]),
+            Instr("JUMP_FORWARD", join, location=loc)]
+
+
+def _unfilled(site, loc, fill: Label) -> list:
+    """To ``fill`` while ``site.owner`` is None (nothing without a site)."""
+    if site is None:
+        return []
     return [Instr("LOAD_CONST", site, location=loc),
             Instr("LOAD_ATTR", ops.attr_arg("owner"), location=loc),
             Instr("LOAD_CONST", None, location=loc), Instr("IS_OP", 0, location=loc),
-            Instr(ops.GUARD_JUMPS["false"], done, location=loc),
-            *push_callable(filled, loc), Instr("LOAD_CONST", site, location=loc),
-            Instr("COPY", 4, location=loc), *ops.call_instrs(2, loc),
-            Instr("POP_TOP", location=loc), done]
+            Instr(ops.GUARD_JUMPS["true"], fill, location=loc)]
 
 
 def method_site(site, depth: int, depth_call: int, args: list, loc) -> list:
