@@ -11,6 +11,7 @@ import dcgraph
 from dcgraph.tracer import method_sites, recorder
 from dcgraph.tracer.copies import instrumented_copy
 from dcgraph.tracer.events import CALL_MARK
+from dcgraph.tracer.instrument.rewrite import instrument
 from dcgraph.tracer.method_sites import MethodSite, filled
 
 pytestmark = pytest.mark.skipif(sys.version_info[:2] != (3, 11),
@@ -244,3 +245,54 @@ def test_the_hook_fills_a_site_once_and_the_site_takes_the_rest():
     tape.lint()
     assert seen == [("random", "MethodSite")]
     assert _sites(draws_fresh)[0].owner is np.random.Generator
+
+
+def integers_or_none(rng, lo, hi):
+    try:
+        return rng.integers(lo, hi)
+    except ValueError:
+        return None
+
+
+def integers(rng, lo, hi):
+    return rng.integers(lo, hi)
+
+
+def test_a_method_raising_at_a_filled_site_is_recorded_as_raising():
+    for _ in range(2):           # deciding (and filling), then the filled site
+        result, tape = dcgraph.track(integers_or_none, np.random.default_rng(0), 0, 5)
+        assert 0 <= result < 5
+        tape.lint()
+        result, tape = dcgraph.track(integers_or_none, np.random.default_rng(0), 5, 0)
+        assert result is None
+        tape.lint()
+        assert any(n.kind == "Return" and n.value is None for n in tape.nodes)
+    assert _sites(integers_or_none)[0].owner is np.random.Generator
+    dcgraph.track(integers, np.random.default_rng(0), 0, 5)
+    with pytest.raises(ValueError) as info:
+        dcgraph.track(integers, np.random.default_rng(0), 5, 0)
+    info.value.tape.lint()
+    assert info.value.tape.raised
+
+
+def stream(rng, n):
+    for _ in range(n):
+        yield rng.random()
+
+
+def consumes(rng, n):
+    return sum(stream(rng, n))
+
+
+def test_a_traced_generator_takes_its_method_site_too():
+    expected = consumes(np.random.default_rng(2), 4)
+    first = None
+    for _ in range(3):
+        result, tape = dcgraph.track(consumes, np.random.default_rng(2), 4)
+        assert result == expected
+        tape.lint()
+        first = first or str(tape)
+        assert str(tape) == first
+    info = instrument(stream.__code__, scope=stream.__globals__)
+    sites = [c for c in info.new_code.co_consts if type(c) is MethodSite]
+    assert [(s.name, s.owner) for s in sites] == [("random", np.random.Generator)]
