@@ -339,8 +339,8 @@ def _method_sites(info: CodeInfo, s: Structure, items: list, callees: dict) -> d
                 info.owner_producer or (prev.name != "LOAD_FAST" and info.probe[i - 1] is None):
             continue
         args = []
-        for k, later in enumerate(items[at + 1:], 1):
-            j = i + k
+        for k in range(1, len(items) - at):
+            later, j = items[at + k], i + k
             if not isinstance(later, Instr) or s.block_of[j] != block:
                 break
             if later.name == "PRECALL":
