@@ -63,7 +63,8 @@ def _remember(memo: dict, f, decision) -> None:
     stays unique). A primitive's entry is ``f`` itself (one identity test in the hook), a
     traced function's the tuple ``(f, copy, code, defaults, kwdefaults)``: the copy serves
     while ``f`` keeps that code and those defaults (the copy's own; ``ANY_KWDEFAULTS`` for a
-    code without keyword-only parameters)."""
+    code without keyword-only parameters; a root ``roots`` remembered has a sixth field, its
+    self sites, which the hook ignores)."""
     if decision is _PRIMITIVE:
         memo[f if type(f) is _FUNCTION else id(f)] = f
     else:
@@ -337,8 +338,18 @@ class Run:
                     if code.co_kwonlyargcount else ANY_KWDEFAULTS)
             if not self.operators and not self.summary:
                 remember_root(target, self.ctx, tail)
-        if self.shared_memo is not None and (not self.summary or _long_lived(target)):
-            self.shared_memo[target] = (target,) + tail                # ``_remember``
+            if self.shared_memo is not None and (not self.summary or _long_lived(target)):
+                self.shared_memo[target] = (target,) + tail            # ``_remember``
+        elif self.shared_memo is not None:
+            self.shared_memo[target] = (target,) + tail    # (a sixth field: ``roots``)
+            sites = tail[4]
+            if sites:    # the copy's calls of ``target`` itself, filled as ``Level.hook``
+                root = self.levels[0]   # fills a site at its first call (inline: a call
+                if root.child is root:  # less), emptied with the others at close
+                    entry = (root.hook_method, target, tail[1], tail[2], tail[0])
+                    for site in sites:
+                        site.entry = entry
+                    root.sites = list(sites)    # (None until now: no call was made yet)
         return tail[0]
 
     def decide(self, f, level: Level):

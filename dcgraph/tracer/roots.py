@@ -11,8 +11,11 @@ defaults and module, no closure and no keyword defaults (cells and dicts change 
 enters (numbers, strings, functions, library modules, C classes, absent names): then the same
 identities give the same verdict. ``known(fn, ctx)`` is the ``tail`` when they all still
 hold, else None (decide as usual): the run's memo entry for ``fn`` less its key (the copy, its
-code, defaults and keyword defaults, ``recorder._remember``). An entry holds a weak reference
-to ``fn`` and goes when ``fn`` does; at most ``_ROOTS_BOUND`` are kept (the oldest go first).
+code, defaults and keyword defaults, ``recorder._remember``), plus a fifth field, the
+``SiteCache``s of the copy's calls of ``fn`` itself (``CodeInfo.self_sites``), which the run
+fills at its start (``Run.root``): a recursion's first call then skips the
+hook as its later ones do. An entry holds a weak reference to ``fn`` and goes when ``fn``
+does; at most ``_ROOTS_BOUND`` are kept (the oldest go first).
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from .operator_reach import LEAF_TYPES
 __all__ = ["known", "remember"]
 
 _ROOTS: dict = {}      # id(fn) -> (weakref to fn, primitive_modules, module, code, defaults,
-                       #            (name, value) of its global names, memo tail)
+                       #            (name, value) of its global names, memo tail and self sites)
 _ROOTS_BOUND = 256
 _HEAPTYPE = 1 << 9
 _MODULE = types.ModuleType
@@ -69,7 +72,19 @@ def remember(fn: types.FunctionType, ctx, tail: tuple) -> None:
     for stale in list(_ROOTS)[: max(0, len(_ROOTS) - _ROOTS_BOUND + 1)]:
         _ROOTS.pop(stale, None)          # (keys listed in one C call, see ``copies``)
     _ROOTS[key] = (weakref.ref(fn, functools.partial(_forget, key)), ctx.primitive_modules,
-                   fn.__module__, fn.__code__, fn.__defaults__, values, tail)
+                   fn.__module__, fn.__code__, fn.__defaults__, values,
+                   tail + (_self_sites(fn, tail[0]),))
+
+
+def _self_sites(fn: types.FunctionType, copy: types.FunctionType) -> tuple:
+    """The ``SiteCache``s of ``copy``'s calls of ``fn`` (``CodeInfo.self_sites``), where the
+    hook would fill them (``fn`` takes no keyword-only parameter), from the instrumentation
+    cache while it still holds the info ``copy``'s code came from."""
+    if fn.__code__.co_kwonlyargcount:
+        return ()
+    from .instrument import instrument     # (imports the recorder, which imports this)
+    info = instrument(fn.__code__, False, fn.__globals__, True)
+    return tuple(info.self_sites.values()) if info.new_code is copy.__code__ else ()
 
 
 def _opaque(value, ctx) -> bool:

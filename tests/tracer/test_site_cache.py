@@ -218,3 +218,72 @@ def test_a_site_refilled_by_its_own_level_is_listed_once(monkeypatch):
     tape.lint()
     assert [len(sites) for sites in listed if sites] == [1]
     assert all(c.entry is inline_calls.NO_SITE_ENTRY for c in _site_caches(alternates))
+
+
+def countdown(n, step):
+    return n if n <= 0 else countdown(n - step, step)
+
+
+def countdown_kw(n, *, step):
+    return n if n <= 0 else countdown_kw(n - step, step=step)
+
+
+def _self_site_run(f, *args, **kwargs):
+    """``track(f, ...)`` with the hook counting the calls of ``f`` it decides."""
+    seen = []
+    hook = recorder.Level.hook
+
+    def counting(level, fn, site=None):
+        if fn is f:
+            seen.append(fn)
+        return hook(level, fn, site)
+
+    recorder.Level.hook = counting
+    try:
+        result, tape = dcgraph.track(f, *args, **kwargs)
+    finally:
+        recorder.Level.hook = hook
+    tape.lint()
+    return result, tape, len(seen)
+
+
+def _depths(tape):
+    depth = 0
+    while True:
+        calls = [n for n in tape.nodes if n.kind == "NestedCall"]
+        if not calls:
+            return depth
+        tape, depth = calls[0].child, depth + 1
+
+
+def test_a_remembered_roots_recursion_skips_the_hook_from_its_first_call():
+    from dcgraph.tracer import roots
+    roots._ROOTS.pop(id(countdown), None)
+    first, first_tape, decided = _self_site_run(countdown, 5, 1)   # decided, and remembered
+    assert first == 0 and decided == 1                    # the first recursive call's hook
+    sites = roots._ROOTS[id(countdown)][6][4]
+    assert len(sites) == 1 and sites[0] in _site_caches(countdown)
+    for _ in range(2):
+        again, tape, decided = _self_site_run(countdown, 5, 1)
+        assert again == 0 and decided == 0               # every call taken at the site
+        assert str(tape) == str(first_tape) and _depths(tape) == 5
+        assert sites[0].entry is inline_calls.NO_SITE_ENTRY   # emptied at close
+
+
+def test_self_sites_keep_nothing_of_the_run():
+    dcgraph.track(countdown, 2, 1)
+    result, tape = dcgraph.track(countdown, 3, 1)       # a remembered root: sites filled
+    run = weakref.ref(tape._build.__self__[0])          # (before the build consumes it)
+    assert result == 0 and _depths(tape) == 3
+    del tape
+    gc.collect()
+    assert run() is None                                 # the emptied sites hold no run
+    assert all(c.entry is inline_calls.NO_SITE_ENTRY for c in _site_caches(countdown))
+
+
+def test_keyword_only_roots_have_no_self_sites_and_still_trace():
+    from dcgraph.tracer import roots
+    for _ in range(2):
+        result, tape, _ = _self_site_run(countdown_kw, 4, step=2)
+        assert result == 0 and _depths(tape) == 2
+    assert roots._ROOTS[id(countdown_kw)][6][4] == ()

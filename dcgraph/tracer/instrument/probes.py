@@ -63,7 +63,7 @@ def log(depth: int, load: list, loc) -> list:
 
 
 def hook_site(depth: int, below: int, loc, expected=None, method=None,
-              python_first: bool = False) -> list:
+              python_first: bool = False, cache: SiteCache | None = None) -> list:
     """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
     type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged), or
     a bound method whose object's class is in ``inline_calls.INLINE_OWNERS`` and function's
@@ -85,12 +85,15 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
     ``hook(callable, method)`` instead, which fills it.
     ``python_first``: the site's callee load gave a Python function when instrumented
     (``CodeInfo.python_callees``): the site tests its ``SiteCache`` at once, and else calls
-    the hook (no C callable is taken inline there; the hook returns one as it is)."""
+    the hook (no C callable is taken inline there; the hook returns one as it is).
+    ``cache``: the site's ``SiteCache`` when its owner must know it (``CodeInfo.self_sites``),
+    else a new one."""
     fast, join, done = Label(), Label(), Label()
     seq = []
     if python_first:
         swap = [Instr("SWAP", below + 1, location=loc)] if below else []
-        return [*swap, *_cached_call(depth, loc, join), Instr("JUMP_FORWARD", join, location=loc),
+        return [*swap, *_cached_call(depth, loc, join, cache),
+                Instr("JUMP_FORWARD", join, location=loc),
                 join, *swap]
     if expected is not None:            # [callable, <below>] tested where it lies
         other = Label()
@@ -112,7 +115,7 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
             *_method_class(loc, "__func__"), Instr("LOAD_CONST", SITE_KINDS, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
-            hook, *_cached_call(depth, loc, join), Instr("JUMP_FORWARD", join, location=loc),
+            hook, *_cached_call(depth, loc, join, cache), Instr("JUMP_FORWARD", join, location=loc),
             known, Instr("POP_TOP", location=loc),      # the callable's type
             fast, *_unfilled(method, loc, fill),
             *log(depth, [Instr("COPY", 3, location=loc)], loc),
@@ -197,14 +200,17 @@ def counted_iteration(depth: int, loc) -> list:
             private, iterate[1], *log(depth, [Instr("COPY", 3, location=loc)], loc), done]
 
 
-def _cached_call(depth: int, loc, join: Label) -> list:
+def _cached_call(depth: int, loc, join: Label, cache: SiteCache | None = None) -> list:
     """Replace the callable ``f`` on top by hook(f), in listed code first trying the site's
     ``inline_calls.SiteCache``: when its entry is ``(hook, f, f.__code__, f.__defaults__,
     copy)`` for the frame's hook, log ``f`` and take ``copy`` (what the hook would do, without
-    its frame) and go to ``join``; else call ``hook(f, cache)``, which may fill it."""
+    its frame) and go to ``join``; else call ``hook(f, cache)``, which may fill it. ``cache``:
+    the site's cache (None: a new one)."""
     if not VARIANT.listed:
         return _call_hook(depth, loc)
-    cache, miss = SiteCache(), Label()
+    miss = Label()
+    if cache is None:
+        cache = SiteCache()
 
     def field(k: int) -> list:       # [.., f, entry] -> [.., f, entry, entry[k]]
         return [Instr("COPY", 1, location=loc), Instr("LOAD_CONST", k, location=loc),

@@ -18,7 +18,7 @@ from bytecode.instr import InstrLocation
 from ..recorder import BlockMark, EntryMark, MadeMark, ResumeMark
 from ..delegation import LandMark
 from ..counted_loops import counted_loops
-from ..inline_calls import always_primitive, placed_sets
+from ..inline_calls import SiteCache, always_primitive, placed_sets
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .guards import guarded_site, static_callees, switch_sites
@@ -93,6 +93,11 @@ class CodeInfo:
         # calls whose callee load gave a Python function when instrumented: their sites test
         # the ``SiteCache`` first (``probes.hook_site``)
         self.python_callees: frozenset = frozenset()
+        # call index -> the ``SiteCache`` of a site whose callee load gave the function of
+        # this very code (a recursion; listed code): a run whose root is remembered fills
+        # them at its start (``roots.self_sites``), so even its first recursive call skips
+        # the hook
+        self.self_sites: dict = {}
         self.counted_loops: frozenset = frozenset()   # FOR_ITER indices (``counted_loops``)
 
     def __repr__(self):
@@ -145,7 +150,10 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         if not guarded and ops.GUARDED_OPERATORS:
             info.switched = switch_sites(s, scope)
         info.expected = static_callees(s, scope, always_primitive)
-        info.python_callees = frozenset(static_callees(s, scope, _python_function))
+        python = static_callees(s, scope, _python_function)
+        info.python_callees = frozenset(python)
+        if listed:
+            info.self_sites = {c: SiteCache() for c, f in python.items() if f.__code__ is code}
         if not info.generator:           # (a generator may resume in another run: its
             # ``logged_items`` would log to the run that started the loop)
             info.counted_loops = counted_loops(s.instrs, info.expected, ops.CALLS)
@@ -281,7 +289,7 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
         if call is not None:
             below = ops.callee_below(s.instrs[call], call in s.self_layout)
             out += _hook(s.depth_before[i], below, loc, callees.get(call), None,
-                         call in info.python_callees)
+                         call in info.python_callees, info.self_sites.get(call))
         kind = info.probe[i]
         guarded = ops.guarded_operator(ins) if kind == "value" and (
             info.guarded or i in info.switched) else None
