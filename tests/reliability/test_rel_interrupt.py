@@ -1,6 +1,9 @@
 """A KeyboardInterrupt anywhere in a traced run (inside dcgraph's probes and hooks too) leaves
-a tape that lints, whether the program caught it or not."""
+a tape that lints, whether the program caught it or not; when it did not, the interrupt leaves
+``track`` with that tape as ``exc.tape``, the recursion limit as it was, and the next ``track``
+working as before."""
 import random
+import re
 import signal
 import sys
 import threading
@@ -8,68 +11,111 @@ import threading
 import pytest
 
 import dcgraph
+from dcgraph.tape import Tape
+from dcgraph.tracer.current_run import _state
 
 pytestmark = pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
                                 reason="signals are delivered to the main thread")
+
+# the root's last line when the interrupt left it: ``@7: [L42] raise KeyboardInterrupt()``
+_RAISED = re.compile(r"@\d+: (\[L\d+\] )?raise KeyboardInterrupt\(\)")
 
 
 def square(v, w=1.0):
     return v * v * w
 
 
-def work(n):
+def work(n, catch):
     total = 0.0
     try:
         for k in range(n):
             total = total + square(k * 0.001, w=2.0)
             total = total + square(total * 0.0)
     except KeyboardInterrupt:
+        if not catch:
+            raise                 # the program lets it through
         return -1.0
     return total
 
 
 def outer(n, catch):
     if not catch:
-        return work(n)
+        return work(n, catch)
     try:
-        return work(n)
+        return work(n, catch)
     except KeyboardInterrupt:
         return -2.0
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
+def _traced(code) -> bool:
+    """Whether ``code`` is one of the traced program's functions (here)."""
+    return code.co_name in {"outer", "work", "square"} and code.co_filename == __file__
 
 
 def _landed_in_the_run(exc):
     """Whether the interrupt's traceback passes through a frame of the traced program."""
-    traced = {outer.__code__.co_name, work.__code__.co_name, square.__code__.co_name}
     tb = exc.__traceback__
     while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_name in traced and code.co_filename == __file__:
+        if _traced(tb.tb_frame.f_code):
             return True
         tb = tb.tb_next
     return False
 
 
+def _interrupter(landings: list):
+    """A SIGALRM handler that raises KeyboardInterrupt, first appending to ``landings`` whether
+    a frame of the traced program was on the stack (its own, or below a dcgraph hook's)."""
+    def interrupt(signum, frame):
+        while frame is not None and not _traced(frame.f_code):
+            frame = frame.f_back
+        landings.append(frame is not None)
+        raise KeyboardInterrupt
+    return interrupt
+
+
+def _check_escaped(exc, tape, limit, idle, printout):
+    """What holds when the interrupt left ``track``: its tape lints and prints ending with the
+    root's raise of it, the recursion limit is the user's, the thread has no current run, and
+    the next ``track`` works and prints as before."""
+    assert isinstance(tape, Tape)
+    tape.lint()
+    assert tape.raised and tape.result is exc
+    roots = [line for line in str(tape).splitlines() if not line.startswith(" ")]
+    assert _RAISED.fullmatch(roots[-1]), roots[-1]
+    assert sys.getrecursionlimit() == limit
+    assert _state.run is idle
+    result, again = dcgraph.track(outer, 3, False)
+    again.lint()
+    assert result == work(3, False)
+    assert str(again) == printout
+
+
 @pytest.mark.parametrize("trials", [30, pytest.param(200, marks=pytest.mark.slow)])
 def test_interrupted_runs_leave_tapes_that_lint(trials):
-    """Every interrupt that lands inside the traced run leaves a tape (on the exception when
-    the program did not catch it). Instrumentation happens once, before the trials: an
-    interrupt there (milliseconds on a loaded 3.12 machine) lands before any run exists."""
-    dcgraph.track(outer, 3, True)
-    previous = signal.signal(signal.SIGALRM, _interrupt)
+    """Every interrupt that lands inside the traced run leaves a tape: on the exception when the
+    program did not catch it (every other trial, ``catch=False``: then it always leaves
+    ``track``, see ``_check_escaped``), else on the run's result. Instrumentation happens once,
+    before the trials: an interrupt there (milliseconds on a loaded 3.12 machine) lands before
+    any run exists."""
+    n = 20_000                               # bounded if the timer misses the run
+    full = work(n, True)
+    _, reference = dcgraph.track(outer, 3, False)
+    printout = str(reference)
+    landings: list = []
+    previous = signal.signal(signal.SIGALRM, _interrupter(landings))
     limit = sys.getrecursionlimit()
+    idle = _state.run
     rng = random.Random(7)
-    linted, before_the_run = 0, 0
+    linted, escaped, before_the_run = 0, 0, 0
     try:
         for trial in range(trials):
+            catch = trial % 2 == 0
+            landings.clear()
             tape = None
             try:                  # the timer fires once, wherever the run is then
                 try:
                     signal.setitimer(signal.ITIMER_REAL, rng.uniform(0.001, 0.004))
-                    result, tape = dcgraph.track(outer, 20_000, trial % 2 == 0)   # bounded if it is missed
+                    result, tape = dcgraph.track(outer, n, catch)
                 finally:
                     signal.setitimer(signal.ITIMER_REAL, 0)
             except KeyboardInterrupt as exc:
@@ -77,6 +123,15 @@ def test_interrupted_runs_leave_tapes_that_lint(trials):
                 if tape is None:
                     assert not _landed_in_the_run(exc), "an interrupt in the run left no tape"
                     before_the_run += 1
+                else:
+                    _check_escaped(exc, tape, limit, idle, printout)
+                    escaped += 1
+            else:                 # returned: the program caught the interrupt, or it missed
+                if landings == [True]:
+                    assert catch, "an interrupt the program let through did not leave track"
+                    assert result in (-1.0, -2.0)
+                else:
+                    assert landings == [] and result == full
             if tape is not None:
                 tape.lint()
                 linted += 1
@@ -85,7 +140,9 @@ def test_interrupted_runs_leave_tapes_that_lint(trials):
         signal.signal(signal.SIGALRM, previous)
     assert linted + before_the_run == trials
     assert linted >= trials * 2 // 3   # track's own entry takes microseconds of the run's milliseconds
+    assert escaped >= trials // 4      # most of the catch=False half
     assert sys.getrecursionlimit() == limit    # wherever they land (``tracer.headroom``)
+    assert _state.run is idle
 
 
 def test_an_interrupt_in_the_roots_prologue_leaves_a_tape_that_lints():
