@@ -62,6 +62,15 @@ def _landed_in_the_run(exc):
     return False
 
 
+def _frames(exc) -> list:
+    """``(function, line)`` of each frame the exception's traceback passes through."""
+    out, tb = [], exc.__traceback__
+    while tb is not None:
+        out.append((tb.tb_frame.f_code.co_name, tb.tb_lineno))
+        tb = tb.tb_next
+    return out
+
+
 def _interrupter(landings: list):
     """A SIGALRM handler that raises KeyboardInterrupt, first appending to ``landings`` whether
     a frame of the traced program was on the stack (its own, or below a dcgraph hook's)."""
@@ -77,13 +86,14 @@ def _check_escaped(exc, tape, limit, idle, printout):
     """What holds when the interrupt left ``track``: its tape lints and prints ending with the
     root's raise of it, the recursion limit is the user's, the thread has no current run, and
     the next ``track`` works and prints as before."""
-    assert isinstance(tape, Tape)
+    where = _frames(exc)
+    assert isinstance(tape, Tape), where
     tape.lint()
-    assert tape.raised and tape.result is exc
+    assert tape.raised and tape.result is exc, where
     roots = [line for line in str(tape).splitlines() if not line.startswith(" ")]
-    assert _RAISED.fullmatch(roots[-1]), roots[-1]
-    assert sys.getrecursionlimit() == limit
-    assert _state.run is idle
+    assert _RAISED.fullmatch(roots[-1]), (roots[-1], where)
+    assert sys.getrecursionlimit() == limit, (sys.getrecursionlimit(), limit, where)
+    assert _state.run is idle, (_state.run, where)
     result, again = dcgraph.track(outer, 3, False)
     again.lint()
     assert result == work(3, False)
@@ -96,21 +106,33 @@ def test_interrupted_runs_leave_tapes_that_lint(trials):
     program did not catch it (every other trial, ``catch=False``: then it always leaves
     ``track``, see ``_check_escaped``), else on the run's result. Instrumentation happens once,
     before the trials: an interrupt there (milliseconds on a loaded 3.12 machine) lands before
-    any run exists."""
+    any run exists. A handler that runs inside a gc callback or a finaliser (another library's:
+    hypothesis keeps a gc callback once its tests ran) raises where the interpreter ignores
+    exceptions: the run then ends as if the timer had missed it."""
     n = 20_000                               # bounded if the timer misses the run
     full = work(n, True)
     _, reference = dcgraph.track(outer, 3, False)
     printout = str(reference)
     landings: list = []
+    swallowed: list = []
+
+    def unraisable(info, forward=sys.unraisablehook):
+        if info.exc_type is KeyboardInterrupt:
+            swallowed.append(info.object)
+        else:
+            forward(info)
+
     previous = signal.signal(signal.SIGALRM, _interrupter(landings))
+    previous_unraisable, sys.unraisablehook = sys.unraisablehook, unraisable
     limit = sys.getrecursionlimit()
     idle = _state.run
     rng = random.Random(7)
-    linted, escaped, before_the_run = 0, 0, 0
+    linted, escaped, before_the_run, ignored = 0, 0, 0, 0
     try:
         for trial in range(trials):
             catch = trial % 2 == 0
             landings.clear()
+            swallowed.clear()
             tape = None
             try:                  # the timer fires once, wherever the run is then
                 try:
@@ -119,30 +141,42 @@ def test_interrupted_runs_leave_tapes_that_lint(trials):
                 finally:
                     signal.setitimer(signal.ITIMER_REAL, 0)
             except KeyboardInterrupt as exc:
-                tape = getattr(exc, "tape", None)
+                interrupt = exc   # checked below, outside the handler: a failure is reported
+            else:                 # alone (the traceback's probe frames have no line numbers)
+                interrupt = None
+            if swallowed:         # ignored by the interpreter (see above), not by dcgraph
+                ignored += 1
+                assert interrupt is None and result == full, (swallowed, interrupt)
+            elif interrupt is not None:
+                tape = getattr(interrupt, "tape", None)
                 if tape is None:
-                    assert not _landed_in_the_run(exc), "an interrupt in the run left no tape"
+                    assert not _landed_in_the_run(interrupt), \
+                        f"an interrupt in the run left no tape {_frames(interrupt)}"
                     before_the_run += 1
+                    if _state.run is not idle:   # a known gap in track's entry (the xfail
+                        _state.run = idle        # tests below): kept apart from these checks
                 else:
-                    _check_escaped(exc, tape, limit, idle, printout)
+                    _check_escaped(interrupt, tape, limit, idle, printout)
                     escaped += 1
-            else:                 # returned: the program caught the interrupt, or it missed
-                if landings == [True]:
-                    assert catch, "an interrupt the program let through did not leave track"
-                    assert result in (-1.0, -2.0)
-                else:
-                    assert landings == [] and result == full
+            elif landings == [True]:   # returned: the program caught the interrupt
+                assert catch, "an interrupt the program let through did not leave track"
+                assert result in (-1.0, -2.0)
+            else:                 # or the timer missed the run
+                assert landings == [] and result == full, (landings, result)
+            interrupt = None
+            assert _state.run is idle, (trial, _state.run)
             if tape is not None:
                 tape.lint()
                 linted += 1
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = previous_unraisable
     assert linted + before_the_run == trials
     assert linted >= trials * 2 // 3   # track's own entry takes microseconds of the run's milliseconds
-    assert escaped >= trials // 4      # most of the catch=False half
+    assert escaped + ignored >= trials // 4      # most of the catch=False half
     assert sys.getrecursionlimit() == limit    # wherever they land (``tracer.headroom``)
-    assert _state.run is idle
+    assert _state.run is idle, _state.run
 
 
 def test_an_interrupt_in_the_roots_prologue_leaves_a_tape_that_lints():
@@ -159,3 +193,64 @@ def test_an_interrupt_in_the_roots_prologue_leaves_a_tape_that_lints():
     tape.lint()
     assert [type(n).__name__ for n in tape.nodes] == ["Raise"]
     assert tape.nodes[0].value is exc and tape.raised
+
+
+def _interrupted_once(module, name: str, calls: list):
+    """Replace ``module.name`` for one call by one that raises KeyboardInterrupt (as a timer
+    handled at that call's first instruction would), appending its arguments to ``calls``."""
+    real = getattr(module, name)
+
+    def interrupted(*args):
+        setattr(module, name, real)
+        calls.append(args)
+        raise KeyboardInterrupt
+    setattr(module, name, interrupted)
+    return real
+
+
+@pytest.mark.xfail(strict=True, reason="track.py: an interrupt after `state.run = run` and "
+                   "before the `try` leaves that run current and never closed")
+def test_an_interrupt_between_tracks_state_switch_and_its_try_leaves_the_thread_idle():
+    """Seen with the timer above (1 trial in ~600 under gc pressure): handled at the
+    ``gettrace()`` call that decides ``screen``, the interrupt leaves ``track`` with no tape and
+    the thread's current run is the run that never started."""
+    track_module = sys.modules["dcgraph.tracer.track"]
+    dcgraph.track(square, 1.0)
+    idle = _state.run
+    calls: list = []
+    real = _interrupted_once(track_module, "gettrace", calls)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            dcgraph.track(square, 2.0)
+        assert calls == [()]
+        stale = _state.run
+        assert stale is idle, stale
+    finally:
+        track_module.gettrace = real
+        if _state.run is not idle:
+            _state.run.close()
+            _state.run = idle
+
+
+@pytest.mark.xfail(strict=True, reason="track.py: an interrupt after the run returned and "
+                   "before `narrowed` ends it leaves the recursion limit raised for good")
+def test_an_interrupt_as_track_ends_a_run_leaves_the_recursion_limit_as_it_was():
+    """An interrupt handled at ``narrowed``'s first instruction, on ``track``'s normal path
+    (after ``f`` returned), leaves the run among ``headroom``'s active runs: the limit stays
+    raised by its frames, also after later runs end."""
+    track_module = sys.modules["dcgraph.tracer.track"]
+    limit = sys.getrecursionlimit()
+    calls: list = []
+    real = _interrupted_once(track_module, "narrowed", calls)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            dcgraph.track(square, 2.0)
+        assert len(calls) == 1
+        dcgraph.track(square, 3.0)
+        assert sys.getrecursionlimit() == limit
+    finally:
+        track_module.narrowed = real
+        for (run, *_) in calls:
+            real(run)                 # what the interrupted call would have done
+        run = None
+        assert sys.getrecursionlimit() == limit
