@@ -20,9 +20,10 @@ The forward code is the base; a consumer adds a backward pass by subclassing ``P
 
 Modules: ``support`` (what compiles, reasons, node facts), ``effects`` (what may not run
 twice), ``plan`` (where inputs are read, argument structure), ``forward`` (the code
-generator), ``inline`` (calls registered layers write as code: ``definline``), ``vectorise``
-(runs of isomorphic unrolled iterations as numpy array code, with ``vector_forms``,
-``vector_run``, ``vector_sums``), ``path`` (``compile_path``, ``CompiledPath``).
+generator), ``known_scalars`` (types and ints it knows without a guard), ``inline`` (calls
+registered layers write as code: ``definline``), ``vectorise`` (runs of isomorphic unrolled
+iterations as numpy array code, with ``vector_forms``, ``vector_run``, ``vector_sums``),
+``path`` (``compile_path``, ``CompiledPath``).
 """
 from .forward import PathCode
 from .path import CompiledPath, compile_path

@@ -7,9 +7,10 @@ their ``append``/``extend`` calls) and raises ``_GF(k)`` where the arguments wou
 elsewhere (branches, loop exits, caught exceptions of another class, rebound globals, other
 callables, value types that later code relies on). Int arithmetic and comparisons on ints known
 when compiling (literals, steps of constant ranges) are folded, and items of tuple displays are
-read directly (unpacking). A ``raise`` in traced code is not executed: the path already
-continues at the handler that caught it, whose match is guarded. Inline forms may add lines
-that run after the forward code (``closing``, ``inline.Site.closing``).
+read directly (unpacking); which types and ints are known without a guard: ``known_scalars``.
+A ``raise`` in traced code is not executed: the path already continues at the handler that
+caught it, whose match is guarded. Inline forms may add lines that run after the forward code
+(``closing``, ``inline.Site.closing``).
 
 Subclasses add a backward pass (``dcgraph.ad.codegen.GradientCode``) through three hooks:
 ``tail(ret, result)`` (lines after the forward code and the returned expression),
@@ -27,7 +28,6 @@ import keyword
 import math
 import operator
 import re
-import types
 
 import numpy as np
 
@@ -36,18 +36,15 @@ from ..tape.printing import BINARY_SYMBOLS
 from ..tracer import ops
 from .expressions import inline, tuple_item
 from .inline import inline_call, recorded_callee
+from .known_scalars import FAST, fixed_int, folds, int_range, known_scalars, range_step, \
+    stable_type
 from .support import NotCompilable, symbol, unalias, where
 
 __all__ = ["PathCode", "ENTER", "NODE", "DONE", "inline", "tuple_item", "FAST"]
 
 ENTER, NODE, DONE = 0, 1, 2              # event phases: a nested call is entered, then done
-FAST = frozenset({float, int, bool, np.float64, np.float32, np.float16, np.longdouble})
 _COMPARE = {"<", "<=", "==", "!=", ">", ">="}
 _FOLDED = _COMPARE | {"is", "is not", "in", "not in"}
-_STABLE_OPS = dict.fromkeys([operator.add, operator.sub, operator.mul, operator.truediv,
-                             operator.floordiv, operator.mod, operator.neg, operator.pos,
-                             operator.abs, operator.iadd, operator.isub, operator.imul,
-                             operator.itruediv, operator.ifloordiv, operator.imod], True)
 _METHODS = {list.append: "append", list.extend: "extend"}
 _BIG = 1 << 16                           # bytes: arrays at least this large are freed early
 _LOCAL = re.compile(r"[vg]\d+$")
@@ -161,13 +158,14 @@ class PathCode:
             if node in self.callee_guard and self.guards_callee(node):
                 lines.append(self.callee_guard[node])
                 lines += written[start:end]
-            elif node in self.inplace and self.known(node.args, known):
+            elif node in self.inplace and known_scalars(node.args, known):
                 lines.append(self.inplace[node])  # ``a += b`` is ``a + b`` on scalars
             elif end > start:
                 lines += written[start:end]
             start = end
             if phase == NODE and type(node) is PrimitiveCall and node not in self.made \
-                    and node.mutates is None and not self.stable(node, known):
+                    and node.mutates is None \
+                    and not stable_type(node, known, self.typed, self.steps):
                 if node not in self.relevant or node in self.implied:
                     continue
                 test = f"_type({self.v(node)}) is not {self.bind(type(node.value))}"
@@ -179,48 +177,6 @@ class PathCode:
         big = {name for node, k in self.ids.items() if type(node.value) is np.ndarray
                and node.value.nbytes >= _BIG for name in self.names_of(node, k)}
         return lines, self.ns, list(self.ids), big
-
-    def stable(self, node, known) -> bool:
-        """Is the type of this call's value fixed by its inputs' known types? (Arithmetic, int
-        literal powers and ``math`` functions on real and integer scalars, ``range`` steps.)"""
-        fn = node.fn
-        if node in self.typed:
-            return True
-        if fn is ops.next_item:
-            return node in self.steps or self.range_step(node)
-        if (fn is ops.build_tuple or fn is ops.build_list or fn is slice) and not node.kwargs \
-                and node.fn_node is None:
-            return True                   # a tuple or list display, a slice: always that type
-        if node.kwargs or node.fn_node is not None or not self.known(node.args, known):
-            return False
-        if (fn is operator.pow or fn is operator.ipow) and len(node.args) == 2:
-            e = node.args[1]                # ``x ** 2``: a real's integer power is real
-            return type(e) is Constant and e.tape is None and type(e.value) is int
-        return symbol(_STABLE_OPS, fn) is not None or (
-            type(fn) is types.BuiltinFunctionType and getattr(fn, "__module__", "") == "math")
-
-    @staticmethod
-    def range_step(node) -> bool:
-        it = unalias(node.args[0])
-        return type(it) is PrimitiveCall and it.fn is iter and len(it.args) == 1 and \
-            type(it.args[0]) is PrimitiveCall and it.args[0].fn is range and \
-            type(it.value).__name__ == "range_iterator"
-
-    @staticmethod
-    def known(nodes, known) -> bool:
-        """Are these real or integer scalars of the recorded type (unpacked items: as theirs)?"""
-        for x in nodes:
-            if type(x.value) not in FAST:
-                return False
-            u = x if type(x) is PrimitiveCall else unalias(x)
-            while type(u) is PrimitiveCall and u not in known:
-                item = tuple_item(u)              # unpacking: the item's value itself
-                if item is None:
-                    return False
-                u = item if type(item) is PrimitiveCall else unalias(item)
-            if type(u) is not Constant and u not in known:
-                return False
-        return True
 
     # -- forward -------------------------------------------------------------------------
     def forward(self, node, phase) -> list:
@@ -324,8 +280,8 @@ class PathCode:
             n = self.lengths.checked.get(node)
             check = [f"if len({a[1]}) != {n}: raise _GF({k})"] if n is not None else []
             return check + [f"{a[0]}.{_METHODS[fn]}({a[1]})"]
-        if fn is ops.next_item and type(node.value) is int and self.range_step(node) \
-                and self.int_range(node):
+        if fn is ops.next_item and type(node.value) is int and range_step(node) \
+                and int_range(node):
             it = unalias(node.args[0])            # range(ints): the steps are known once
             guard = [] if it in self.folded else [   # its bounds are the recorded ones
                 f"if {self.v(a)} != {a.value!r}: raise _GF({k})" for a in it.args[0].args
@@ -338,7 +294,7 @@ class PathCode:
         if item is not None and unalias(node.args[0]) not in self.made:
             self.alias(node, item)            # unpacking a tuple built on the path
             return []
-        if type(node.value) is int and self.folds(node):     # ints known at compile time
+        if type(node.value) is int and folds(node, self.steps):     # ints known at compile time
             self.steps[node] = node.value
             self.val[node] = repr(node.value) if node.value >= 0 else f"({node.value!r})"
             return []
@@ -371,24 +327,6 @@ class PathCode:
               else f"**{{{self.bind(n, '_key')}: {self.v(x)}}}" for n, x in node.kwargs.items()]
         return [f"v{k} = {callee or self.bind(fn)}({', '.join(a + kw)})"]
 
-    def folds(self, node) -> bool:
-        """Is ``node`` int arithmetic on ints known when compiling? (Its value: the recorded.)"""
-        return not node.kwargs and node.fn_node is None and \
-            symbol(_STABLE_OPS, node.fn) is not None and all(map(self.fixed_int, node.args))
-
-    def fixed_int(self, node) -> bool:
-        """Is ``node`` an int known when compiling (a literal, a folded range step or result)?"""
-        return type(node.value) is int and (
-            (type(node) is Constant and node.tape is None) or unalias(node) in self.steps)
-
-    @staticmethod
-    def int_range(node) -> bool:
-        """Is ``node`` a step of ``iter(range(...))`` over ints? Its steps are then known
-        once the bounds are (constants, or guarded equal to the recorded ones), and the
-        loop's exit needs no test: the loop count is part of the path."""
-        rng = unalias(node.args[0]).args[0]
-        return all(type(x.value) is int for x in rng.args) and not rng.kwargs
-
     def branch(self, node, k) -> list:
         op, x = node.op, node.inputs
         if op == "exhausted":
@@ -398,7 +336,7 @@ class PathCode:
         if op is None or op == "is None":
             test = self.v(x[0]) + (" is None" if op else "")
         elif op in _FOLDED:
-            if op in _COMPARE and self.fixed_int(x[0]) and self.fixed_int(x[1]):
+            if op in _COMPARE and fixed_int(x[0], self.steps) and fixed_int(x[1], self.steps):
                 return []                         # ints known when compiling: as recorded
             test = f"{self.v(x[0])} {op} {self.v(x[1])}"
         elif op == "matches":                     # an except clause: exception, class(es)

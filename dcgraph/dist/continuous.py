@@ -13,7 +13,32 @@ from .support import Real
 __all__ = ["Normal", "StudentT", "Cauchy", "Laplace", "Logistic", "Flat"]
 
 
-class Normal(Univariate):
+class _SymmetricLocationScale(Univariate):
+    """A family on the real line symmetric about ``loc``: ``x = loc + scale z`` where the
+    standard ``z`` has log CDF ``_std_logcdf(z)`` and quantile ``_std_ppf(q)`` (set by each
+    family), and ``F(-z) = 1 - F(z)``: so ``log sf(x) = _std_logcdf(-z)`` and
+    ``isf(q) = loc - scale _std_ppf(q)``. Support Real; ``_logpdf`` is right on all of it."""
+
+    support = Real()
+    _real_line = True
+
+    def _z(self, x):
+        return (x - self.loc) / self.scale
+
+    def _logcdf(self, x):
+        return self._std_logcdf(self._z(x))
+
+    def _logsf(self, x):
+        return self._std_logcdf(-self._z(x))
+
+    def _ppf(self, q):
+        return self.loc + self.scale * self._std_ppf(q)
+
+    def _isf(self, q):
+        return self.loc - self.scale * self._std_ppf(q)
+
+
+class Normal(_SymmetricLocationScale):
     """Normal(loc, scale): mean ``loc`` (real), standard deviation ``scale > 0``.
 
     ``log p(x) = -z^2/2 - log(scale) - log(2 pi)/2`` with ``z = (x - loc)/scale``; support Real.
@@ -22,14 +47,9 @@ class Normal(Univariate):
     """
 
     params = ("loc", "scale")
-    support = Real()
-    _real_line = True
 
     def __init__(self, loc, scale, validate_args=None):
         self._set_params(validate_args, loc=(loc, "real"), scale=(scale, "positive"))
-
-    def _z(self, x):
-        return (x - self.loc) / self.scale
 
     def _logpdf(self, x):
         return normal_logpdf(x, self.loc, self.scale)
@@ -38,17 +58,8 @@ class Normal(Univariate):
         dx, dloc, dscale = normal_logpdf_grad(x, self.loc, self.scale)
         return {"x": dx, "loc": dloc, "scale": dscale}
 
-    def _logcdf(self, x):
-        return log_ndtr(self._z(x))
-
-    def _logsf(self, x):
-        return log_ndtr(-self._z(x))
-
-    def _ppf(self, q):
-        return self.loc + self.scale * ndtri(q)
-
-    def _isf(self, q):
-        return self.loc - self.scale * ndtri(q)
+    _std_logcdf = staticmethod(log_ndtr)
+    _std_ppf = staticmethod(ndtri)
 
     def _sample(self, rng, size):
         return rng.normal(self.loc, self.scale, size)
@@ -62,7 +73,7 @@ class Normal(Univariate):
         return self._full(self.scale**2)
 
 
-class StudentT(Univariate):
+class StudentT(_SymmetricLocationScale):
     """StudentT(df, loc=0, scale=1): Student's t with ``df > 0`` degrees of freedom, shifted and scaled.
 
     ``log p(x) = lgamma((df+1)/2) - lgamma(df/2) - log(df pi)/2 - log(scale)
@@ -72,14 +83,9 @@ class StudentT(Univariate):
     """
 
     params = ("df", "loc", "scale")
-    support = Real()
-    _real_line = True
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
         self._set_params(validate_args, df=(df, "positive"), loc=(loc, "real"), scale=(scale, "positive"))
-
-    def _z(self, x):
-        return (x - self.loc) / self.scale
 
     def _logpdf(self, x):
         return studentt_logpdf(x, self.df, self.loc, self.scale)
@@ -87,17 +93,11 @@ class StudentT(Univariate):
     def _grad_logpdf(self, x):
         return dict(zip(("x",) + self.params, studentt_logpdf_grad(x, self.df, self.loc, self.scale)))
 
-    def _logcdf(self, x):
-        return np.log(stdtr(self.df, self._z(x)))
+    def _std_logcdf(self, z):
+        return np.log(stdtr(self.df, z))
 
-    def _logsf(self, x):
-        return np.log(stdtr(self.df, -self._z(x)))
-
-    def _ppf(self, q):
-        return self.loc + self.scale * stdtrit(self.df, q)
-
-    def _isf(self, q):
-        return self.loc - self.scale * stdtrit(self.df, q)
+    def _std_ppf(self, q):
+        return stdtrit(self.df, q)
 
     def _sample(self, rng, size):
         return self.loc + self.scale * rng.standard_t(self.df, size)
@@ -114,21 +114,16 @@ class StudentT(Univariate):
         return self._full(v)
 
 
-class Cauchy(Univariate):
+class Cauchy(_SymmetricLocationScale):
     """Cauchy(loc, scale): median ``loc``, half-width at half-maximum ``scale > 0``.
 
     ``log p(x) = -log(pi) - log(scale) - log(1 + z^2)``; support Real; mean and variance NaN.
     """
 
     params = ("loc", "scale")
-    support = Real()
-    _real_line = True
 
     def __init__(self, loc, scale, validate_args=None):
         self._set_params(validate_args, loc=(loc, "real"), scale=(scale, "positive"))
-
-    def _z(self, x):
-        return (x - self.loc) / self.scale
 
     def _logpdf(self, x):
         return cauchy_logpdf(x, self.loc, self.scale)
@@ -136,13 +131,11 @@ class Cauchy(Univariate):
     def _grad_logpdf(self, x):
         return dict(zip(("x",) + self.params, cauchy_logpdf_grad(x, self.loc, self.scale)))
 
-    def _logcdf(self, x):
-        return np.log(np.arctan2(1.0, -self._z(x)) / np.pi)
+    @staticmethod
+    def _std_logcdf(z):
+        return np.log(np.arctan2(1.0, -z) / np.pi)
 
-    def _logsf(self, x):
-        return np.log(np.arctan2(1.0, self._z(x)) / np.pi)
-
-    def _ppf(self, q):
+    def _ppf(self, q):                   # (as written: ``scale * (-1/tan)`` rounds twice)
         return self.loc - self.scale / np.tan(np.pi * q)
 
     def _isf(self, q):
@@ -160,7 +153,7 @@ class Cauchy(Univariate):
         return self._full(np.nan)
 
 
-class Laplace(Univariate):
+class Laplace(_SymmetricLocationScale):
     """Laplace(loc, scale): double exponential, ``log p(x) = -log(2 scale) - |x - loc|/scale``.
 
     ``scale > 0`` is the mean absolute deviation (BUGS ``ddexp(mu, tau)`` has ``scale = 1/tau``);
@@ -168,14 +161,9 @@ class Laplace(Univariate):
     """
 
     params = ("loc", "scale")
-    support = Real()
-    _real_line = True
 
     def __init__(self, loc, scale, validate_args=None):
         self._set_params(validate_args, loc=(loc, "real"), scale=(scale, "positive"))
-
-    def _z(self, x):
-        return (x - self.loc) / self.scale
 
     def _logpdf(self, x):
         return laplace_logpdf(x, self.loc, self.scale)
@@ -187,21 +175,9 @@ class Laplace(Univariate):
     def _std_logcdf(z):
         return np.where(z < 0, np.log(0.5) + z, log1mexp(np.log(0.5) - np.abs(z)))
 
-    def _logcdf(self, x):
-        return self._std_logcdf(self._z(x))
-
-    def _logsf(self, x):
-        return self._std_logcdf(-self._z(x))
-
     @staticmethod
     def _std_ppf(q):
         return np.where(q <= 0.5, np.log(2.0 * q), -np.log(2.0 * (1.0 - q)))
-
-    def _ppf(self, q):
-        return self.loc + self.scale * self._std_ppf(q)
-
-    def _isf(self, q):
-        return self.loc - self.scale * self._std_ppf(q)
 
     def _sample(self, rng, size):
         return rng.laplace(self.loc, self.scale, size)
@@ -215,21 +191,16 @@ class Laplace(Univariate):
         return self._full(2.0 * self.scale**2)
 
 
-class Logistic(Univariate):
+class Logistic(_SymmetricLocationScale):
     """Logistic(loc, scale): ``log p(x) = -z - log(scale) - 2 log(1 + exp(-z))``, ``z = (x-loc)/scale``.
 
     ``scale > 0``; support Real; mean ``loc``, variance ``scale^2 pi^2 / 3``.
     """
 
     params = ("loc", "scale")
-    support = Real()
-    _real_line = True
 
     def __init__(self, loc, scale, validate_args=None):
         self._set_params(validate_args, loc=(loc, "real"), scale=(scale, "positive"))
-
-    def _z(self, x):
-        return (x - self.loc) / self.scale
 
     def _logpdf(self, x):
         return logistic_logpdf(x, self.loc, self.scale)
@@ -237,17 +208,8 @@ class Logistic(Univariate):
     def _grad_logpdf(self, x):
         return dict(zip(("x",) + self.params, logistic_logpdf_grad(x, self.loc, self.scale)))
 
-    def _logcdf(self, x):
-        return log_expit(self._z(x))
-
-    def _logsf(self, x):
-        return log_expit(-self._z(x))
-
-    def _ppf(self, q):
-        return self.loc + self.scale * logit(q)
-
-    def _isf(self, q):
-        return self.loc - self.scale * logit(q)
+    _std_logcdf = staticmethod(log_expit)
+    _std_ppf = staticmethod(logit)
 
     def _sample(self, rng, size):
         return rng.logistic(self.loc, self.scale, size)

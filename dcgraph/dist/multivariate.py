@@ -11,7 +11,7 @@ from scipy.special import digamma, gammaln, xlogy
 from ._math import LOG_2PI
 from .base import Distribution
 from .support import IntegerSimplex, RealVector, Simplex
-from .validation import broadcast_batch, check_matrix, check_param, check_prob_vector
+from .validation import broadcast_batch, check_location_and_matrix, check_param, check_prob_vector
 
 __all__ = ["Dirichlet", "MvNormal", "Multinomial"]
 
@@ -81,17 +81,9 @@ class MvNormal(Distribution):
     support = RealVector()
 
     def __init__(self, mean, cov=None, precision=None):
-        if (cov is None) == (precision is None):
-            raise ValueError(f"{self.name}: give exactly one of 'cov' and 'precision'")
-        key = "cov" if cov is not None else "precision"
+        m, key, mat, chol = check_location_and_matrix(self.name, "mean", mean,
+                                                      {"cov": cov, "precision": precision})
         self.params = ("mean", key)
-        m = check_param(self.name, "mean", mean, "real")
-        if m.ndim < 1:
-            raise ValueError(f"{self.name}: parameter 'mean' must have shape (..., k), got shape {m.shape}")
-        mat, chol = check_matrix(self.name, key, cov if cov is not None else precision)
-        if mat.shape[-1] != m.shape[-1]:
-            raise ValueError(f"{self.name}: parameter '{key}' has shape {mat.shape}, "
-                             f"which does not match 'mean' of shape {m.shape}")
         self._mean_param = m
         self._batch_shape = broadcast_batch(self.name, {"mean": m.shape[:-1], key: mat.shape[:-2]})
         self._event_shape = m.shape[-1:]

@@ -6,7 +6,7 @@ from scipy.special import digamma, gammaln
 
 from .base import Distribution
 from .support import RealVector
-from .validation import broadcast_batch, check_matrix, check_param
+from .validation import broadcast_batch, check_location_and_matrix, check_param
 
 __all__ = ["MvStudentT"]
 
@@ -31,18 +31,10 @@ class MvStudentT(Distribution):
     support = RealVector()
 
     def __init__(self, df, loc, scale=None, precision=None):
-        if (scale is None) == (precision is None):
-            raise ValueError(f"{self.name}: give exactly one of 'scale' and 'precision'")
-        key = "scale" if scale is not None else "precision"
+        m, key, mat, chol = check_location_and_matrix(self.name, "loc", loc,
+                                                      {"scale": scale, "precision": precision})
         self.params = ("df", "loc", key)
         self.df = check_param(self.name, "df", df, "positive")
-        m = check_param(self.name, "loc", loc, "real")
-        if m.ndim < 1:
-            raise ValueError(f"{self.name}: parameter 'loc' must have shape (..., k), got shape {m.shape}")
-        mat, chol = check_matrix(self.name, key, scale if scale is not None else precision)
-        if mat.shape[-1] != m.shape[-1]:
-            raise ValueError(f"{self.name}: parameter '{key}' has shape {mat.shape}, "
-                             f"which does not match 'loc' of shape {m.shape}")
         self.loc = m
         self._batch_shape = broadcast_batch(self.name, {"df": self.df.shape, "loc": m.shape[:-1],
                                                         key: mat.shape[:-2]})

@@ -151,6 +151,26 @@ def check_matrix(dist: str, name: str, value, min_ndim: int = 2):
     return a, chol
 
 
+def check_location_and_matrix(dist: str, loc_name: str, loc, matrices: dict) -> tuple:
+    """Validate a location vector ``loc`` (shape ``(..., k)``, parameter ``loc_name``) and the
+    one matrix given among ``matrices`` (name -> value or None: exactly one must be given; a
+    batch of ``k x k`` symmetric positive definite matrices, ``check_matrix``). Returns
+    ``(location, name, matrix, cholesky_lower)``, read-only arrays."""
+    given = [name for name, value in matrices.items() if value is not None]
+    if len(given) != 1:
+        names = " and ".join(repr(name) for name in matrices)
+        raise ValueError(f"{dist}: give exactly one of {names}")
+    key = given[0]
+    m = check_param(dist, loc_name, loc, "real")
+    if m.ndim < 1:
+        raise ValueError(f"{dist}: parameter '{loc_name}' must have shape (..., k), got shape {m.shape}")
+    mat, chol = check_matrix(dist, key, matrices[key])
+    if mat.shape[-1] != m.shape[-1]:
+        raise ValueError(f"{dist}: parameter '{key}' has shape {mat.shape}, "
+                         f"which does not match '{loc_name}' of shape {m.shape}")
+    return m, key, mat, chol
+
+
 def broadcast_batch(dist: str, shapes: dict) -> tuple:
     """Broadcast the batch shapes of the parameters or raise naming all of them."""
     if not any(shapes.values()):          # all scalars

@@ -109,6 +109,24 @@ class Execution:
             elif not prev.get_choices().is_empty():
                 discard.set_submap(addr, prev.get_choices())
 
+    def generated(self, addr, prev, gen_fn, args, constraints):
+        """A new sub-trace at ``addr`` by ``gen_fn.generate`` under ``constraints``, counted
+        into the score and weight; ``prev``, the entry it stands for (None, a choice, or a call
+        of another generative function), leaves the trace first (``replaced``)."""
+        if prev is not None:
+            self.replaced(addr, prev)
+        sub, w = gen_fn.generate(args, constraints, rng=self.rng, store=self.store)
+        self.score += sub.get_score()
+        self.weight += w
+        return sub
+
+    def unvisited_replaced(self) -> None:
+        """The entries of the previous trace (``self.prev``) this run did not visit leave it
+        (``replaced``)."""
+        for addr, e in self.prev.items():
+            if addr not in self.entries:
+                self.replaced(addr, e)
+
 
 class Simulate(Execution):
     def choose(self, addr, dist, value, constrained, scale):
@@ -149,11 +167,7 @@ class Generate(Execution):
         return value, lp
 
     def subcall(self, addr, gen_fn, args):
-        sub, w = gen_fn.generate(args, self.constraints.get_submap(addr), rng=self.rng,
-                                 store=self.store)
-        self.score += sub.get_score()
-        self.weight += w
-        return sub
+        return self.generated(addr, None, gen_fn, args, self.constraints.get_submap(addr))
 
     def finish(self):
         unvisited_constraints(self.constraints, self.entries, self.gen_fn, "generate")
@@ -246,18 +260,11 @@ class Update(Execution):
             if not discard.is_empty():
                 self.discard.set_submap(addr, discard)
             return sub
-        if prev is not None:
-            self.replaced(addr, prev)
-        sub, w = gen_fn.generate(args, sub_c, rng=self.rng, store=self.store)
-        self.score += sub.get_score()
-        self.weight += w
-        return sub
+        return self.generated(addr, prev, gen_fn, args, sub_c)
 
     def finish(self):
         unvisited_constraints(self.constraints, self.entries, self.gen_fn, "update")
-        for addr, e in self.prev.items():
-            if addr not in self.entries:
-                self.replaced(addr, e)
+        self.unvisited_replaced()
 
 
 class Regenerate(Execution):
@@ -298,17 +305,10 @@ class Regenerate(Execution):
             self.score += sub.get_score() - prev.get_score()
             self.weight += w
             return sub
-        if prev is not None:
-            self.replaced(addr, prev)
-        sub, w = gen_fn.generate(args, EMPTY, rng=self.rng, store=self.store)
-        self.score += sub.get_score()
-        self.weight += w
-        return sub
+        return self.generated(addr, prev, gen_fn, args, EMPTY)
 
     def finish(self):
-        for addr, e in self.prev.items():
-            if addr not in self.entries:
-                self.replaced(addr, e)
+        self.unvisited_replaced()
 
 
 class _Diff:

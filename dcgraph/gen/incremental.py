@@ -321,47 +321,52 @@ def _targets(p: _Pass, trace, selection) -> list:
 def try_update(trace, args, argdiffs, constraints, rng=None):
     """The incremental ``update`` (``(trace, weight, retdiff, discard)``) or None; ``rng`` is
     passed on to sub-calls' updates (which may draw new choices)."""
-    if not _usable(trace):
-        return None
-    try:
-        p = _Pass(trace, False, rng)
-        if p.index.scaled:
-            return None
-        _seed_args(p, trace, args, argdiffs)
-        for addr, value in constraints.items():
-            node, rest = _find(p, addr)
-            if rest is None:
-                p.new_values[node] = value
-            else:
-                p.sub_changes.setdefault(node, ChoiceMap()).set_value(rest, value)
-            p.push(node)
-        p.run()
-    except GiveUp as why:
-        _count(trace, "gave_up", why)
-        return None
-    _count(trace, "incremental")
-    return p.trace_out(args), p.weight, UNKNOWN, p.discard
+    p = _incremental(trace, args, argdiffs, rng, False, _push_constraints, constraints)
+    return None if p is None else (p.trace_out(args), p.weight, UNKNOWN, p.discard)
 
 
 def try_regenerate(trace, args, argdiffs, selection, rng):
     """The incremental ``regenerate`` (``(trace, weight, retdiff)``) or None."""
+    p = _incremental(trace, args, argdiffs, rng, True, _push_selected, selection)
+    return None if p is None else (p.trace_out(args), p.weight, UNKNOWN)
+
+
+def _incremental(trace, args, argdiffs, rng, regenerating: bool, push, change):
+    """The incremental pass over ``trace`` run to its end, ``push(p, change)`` having pushed
+    the nodes the change sets (after the arguments'), or None where it does not apply or gives
+    up (counted)."""
     if not _usable(trace):
         return None
     try:
-        p = _Pass(trace, True, rng)
+        p = _Pass(trace, regenerating, rng)
         if p.index.scaled:
             return None
         _seed_args(p, trace, args, argdiffs)
-        for node, rest in _targets(p, trace, selection):
-            if rest is None:
-                p.new_values[node] = _RESAMPLE
-            else:
-                p.sub_changes[node] = selection[_local(node.args[1].value)]
-            p.push(node)
+        push(p, change)
         p.run()
     except GiveUp as why:
         _count(trace, "gave_up", why)
         return None
     _count(trace, "incremental")
-    return p.trace_out(args), p.weight, UNKNOWN
+    return p
 
+
+def _push_constraints(p, constraints) -> None:
+    """``update``: the constrained choices take their new values (in sub-calls: as changes)."""
+    for addr, value in constraints.items():
+        node, rest = _find(p, addr)
+        if rest is None:
+            p.new_values[node] = value
+        else:
+            p.sub_changes.setdefault(node, ChoiceMap()).set_value(rest, value)
+        p.push(node)
+
+
+def _push_selected(p, selection) -> None:
+    """``regenerate``: the selected choices are drawn again (in sub-calls: as selections)."""
+    for node, rest in _targets(p, p.trace, selection):
+        if rest is None:
+            p.new_values[node] = _RESAMPLE
+        else:
+            p.sub_changes[node] = selection[_local(node.args[1].value)]
+        p.push(node)

@@ -8,10 +8,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .adaptation import HMCTuning, hmc_tuning_finish, hmc_tuning_init, hmc_tuning_update
+from .adaptation import HMCTuning, hmc_tuning_update
 from .hamiltonian import HMCState, Metric, leapfrog
-from .kernel import KernelBase
-from .nuts import HMCParams, hmc_init
+from .hamiltonian_kernel import HamiltonianKernel, HMCParams
 
 __all__ = ["HMC", "HMCInfo", "hmc_step"]
 
@@ -52,15 +51,13 @@ def hmc_step(
     return state, HMCInfo(accept_prob, False, n_steps, bool(divergent), float(h0), step_size)
 
 
-class HMC(KernelBase):
+class HMC(HamiltonianKernel):
     """Static HMC with ``n_steps`` leapfrog steps per transition.
 
     Warm-up adapts the step size by dual averaging towards ``target_accept``
     and, unless ``metric="unit"``, a diagonal or dense metric in windows
     (``metric_estimate`` as for :class:`NUTS`).
     """
-
-    needs_gradient = True
 
     def __init__(
         self,
@@ -72,46 +69,15 @@ class HMC(KernelBase):
         max_energy_error: float = 1000.0,
         metric_estimate: str = "gradient",
     ):
-        if metric_estimate not in ("gradient", "variance"):
-            raise ValueError(f"metric_estimate must be 'gradient' or 'variance', got {metric_estimate!r}")
-        if metric not in ("diag", "dense", "unit"):
-            raise ValueError(f"metric must be 'diag', 'dense' or 'unit', got {metric!r}")
         if int(n_steps) < 1:
             raise ValueError(f"n_steps must be at least 1, got {n_steps}")
-        if not 0.0 < target_accept < 1.0:
-            raise ValueError(f"target_accept must lie in (0, 1), got {target_accept}")
         self.n_steps = int(n_steps)
-        self.target_accept = float(target_accept)
-        self.metric = metric
-        self.step_size = step_size
-        self.inverse_mass = inverse_mass
-        self.max_energy_error = float(max_energy_error)
-        self.metric_estimate = metric_estimate
-
-    def init(self, target, position) -> HMCState:
-        return hmc_init(target, position)
-
-    def start_warmup(self, rng, target, state, n_warmup) -> HMCTuning:
-        dim = state.position.shape[0]
-        if self.inverse_mass is not None:
-            metric = Metric.from_inverse_mass(self.inverse_mass)
-            if metric.inverse_mass.shape[0] != dim:
-                raise ValueError(f"inverse_mass is for {metric.inverse_mass.shape[0]} dimensions, target has {dim}")
-        else:
-            metric = Metric.identity(dim, dense=self.metric == "dense")
-        return hmc_tuning_init(
-            rng, target.logdensity_and_grad, state, metric, n_warmup,
-            self.target_accept, self.step_size, adapt_metric=self.metric != "unit",
-            metric_from_gradients=self.metric_estimate == "gradient",
-        )
+        super().__init__(target_accept, metric, step_size, inverse_mass, max_energy_error, metric_estimate)
 
     def warmup_step(self, rng, target, state, tuning: HMCTuning):
         grad_fn = target.logdensity_and_grad
         state, info = hmc_step(rng, grad_fn, state, tuning.step_size, tuning.metric, self.n_steps, self.max_energy_error)
         return state, hmc_tuning_update(rng, grad_fn, state, tuning, info.accept_prob), info
-
-    def finish_warmup(self, tuning: HMCTuning) -> HMCParams:
-        return HMCParams(*hmc_tuning_finish(tuning))
 
     def step(self, rng, target, state, params: HMCParams):
         return hmc_step(rng, target.logdensity_and_grad, state, params.step_size, params.metric, self.n_steps, self.max_energy_error)

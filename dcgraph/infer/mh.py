@@ -22,7 +22,7 @@ from .adaptation import CovarianceAdaptState, covariance_adapt_init, covariance_
 from .kernel import KernelBase
 from .target import NUMERIC_ERRORS, check_point
 
-__all__ = ["RandomWalkMetropolis", "MHState", "MHInfo", "MHParams", "mh_step"]
+__all__ = ["RandomWalkMetropolis", "MHState", "MHInfo", "MHParams", "mh_step", "mh_init"]
 
 _RESTART_COUNT = 10  # Robbins-Monro counter after a covariance update: steps of 10^-0.6 ~ 0.25
 
@@ -56,6 +56,13 @@ class MHTuning(NamedTuple):
     target_accept: float
     adapt_scale: bool
     adapt_covariance: bool
+
+
+def mh_init(target, position) -> MHState:
+    """Validate ``position`` and evaluate the log density there (no gradient)."""
+    position = np.array(position, dtype=float)
+    logp, _ = check_point(target, position, need_grad=False)
+    return MHState(position, logp)
 
 
 def mh_step(rng: np.random.Generator, logdensity, state: MHState, params: MHParams) -> tuple[MHState, MHInfo]:
@@ -103,9 +110,7 @@ class RandomWalkMetropolis(KernelBase):
         self.adapt_scale = bool(adapt_scale)
 
     def init(self, target, position) -> MHState:
-        position = np.array(position, dtype=float)
-        logp, _ = check_point(target, position, need_grad=False)
-        return MHState(position, logp)
+        return mh_init(target, position)
 
     def start_warmup(self, rng, target, state, n_warmup) -> MHTuning:
         dim = state.position.shape[0]

@@ -20,24 +20,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .adaptation import STAN_WINDOWS, HMCTuning, check_windows, hmc_tuning_finish, hmc_tuning_init, hmc_tuning_update
+from .adaptation import STAN_WINDOWS, HMCTuning, check_windows, hmc_tuning_update
 from .hamiltonian import HMCState, Metric
-from .kernel import KernelBase
+from .hamiltonian_kernel import HamiltonianKernel, HMCParams, hmc_init
 from .target import NUMERIC_ERRORS as _NUMERIC_ERRORS
-from .target import check_point
 
 __all__ = ["NUTS", "NUTSInfo", "HMCParams", "nuts_step", "hmc_init"]
 
 _exp = math.exp
 _log1p = math.log1p
 _inf = math.inf
-
-
-class HMCParams(NamedTuple):
-    """Tuned parameters of a Hamiltonian kernel."""
-
-    step_size: float
-    metric: Metric
 
 
 class NUTSInfo(NamedTuple):
@@ -49,13 +41,6 @@ class NUTSInfo(NamedTuple):
     divergent: bool
     energy: float
     step_size: float
-
-
-def hmc_init(target, position) -> HMCState:
-    """Validate ``position`` and evaluate the log density and gradient there."""
-    position = np.array(position, dtype=float)
-    logp, grad = check_point(target, position, need_grad=True)
-    return HMCState(position, logp, grad)
 
 
 def _logaddexp(a: float, b: float) -> float:
@@ -187,7 +172,7 @@ def nuts_step(
     return HMCState(q, float(logp), g), info
 
 
-class NUTS(KernelBase):
+class NUTS(HamiltonianKernel):
     """No-U-Turn Sampler with Stan's warm-up schedule.
 
     ``metric``: ``"diag"`` or ``"dense"`` mass-matrix adaptation, or ``"unit"``
@@ -218,8 +203,6 @@ class NUTS(KernelBase):
     Divergences are flagged per draw in ``info.divergent``.
     """
 
-    needs_gradient = True
-
     def __init__(
         self,
         max_tree_depth: int = 10,
@@ -234,45 +217,12 @@ class NUTS(KernelBase):
     ):
         if not 0.0 <= step_size_jitter < 1.0:
             raise ValueError(f"step_size_jitter must lie in [0, 1), got {step_size_jitter}")
-        if metric_estimate not in ("gradient", "variance"):
-            raise ValueError(f"metric_estimate must be 'gradient' or 'variance', got {metric_estimate!r}")
-        if metric not in ("diag", "dense", "unit"):
-            raise ValueError(f"metric must be 'diag', 'dense' or 'unit', got {metric!r}")
-        if not 0.0 < target_accept < 1.0:
-            raise ValueError(f"target_accept must lie in (0, 1), got {target_accept}")
         if int(max_tree_depth) < 1:
             raise ValueError(f"max_tree_depth must be at least 1, got {max_tree_depth}")
-        if step_size is not None and not step_size > 0:
-            raise ValueError(f"step_size must be positive, got {step_size}")
         self.max_tree_depth = int(max_tree_depth)
-        self.target_accept = float(target_accept)
-        self.metric = metric
-        self.step_size = step_size
-        self.inverse_mass = inverse_mass
-        self.max_energy_error = float(max_energy_error)
-        self.metric_estimate = metric_estimate
+        super().__init__(target_accept, metric, step_size, inverse_mass, max_energy_error, metric_estimate)
         self.step_size_jitter = float(step_size_jitter)
         self.adapt_windows = check_windows(adapt_windows)
-
-    def init(self, target, position) -> HMCState:
-        return hmc_init(target, position)
-
-    def initial_metric(self, dim: int) -> Metric:
-        """``inverse_mass`` if given, else the identity (dense for ``metric="dense"``)."""
-        if self.inverse_mass is not None:
-            metric = Metric.from_inverse_mass(self.inverse_mass)
-            if metric.inverse_mass.shape[0] != dim:
-                raise ValueError(f"inverse_mass is for {metric.inverse_mass.shape[0]} dimensions, target has {dim}")
-            return metric
-        return Metric.identity(dim, dense=self.metric == "dense")
-
-    def start_warmup(self, rng, target, state, n_warmup) -> HMCTuning:
-        metric = self.initial_metric(state.position.shape[0])
-        return hmc_tuning_init(
-            rng, target.logdensity_and_grad, state, metric, n_warmup,
-            self.target_accept, self.step_size, adapt_metric=self.metric != "unit",
-            metric_from_gradients=self.metric_estimate == "gradient", windows=self.adapt_windows,
-        )
 
     def _jittered(self, rng, step_size: float) -> float:
         """Stan's ``stepsize_jitter``: the step size times a uniform draw on ``1 +- jitter``."""
@@ -284,9 +234,6 @@ class NUTS(KernelBase):
         grad_fn = target.logdensity_and_grad
         state, info = nuts_step(rng, grad_fn, state, tuning.step_size, tuning.metric, self.max_tree_depth, self.max_energy_error)
         return state, hmc_tuning_update(rng, grad_fn, state, tuning, info.accept_prob), info
-
-    def finish_warmup(self, tuning: HMCTuning) -> HMCParams:
-        return HMCParams(*hmc_tuning_finish(tuning))
 
     def step(self, rng, target, state, params: HMCParams):
         step_size = self._jittered(rng, params.step_size)

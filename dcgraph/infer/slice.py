@@ -9,8 +9,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .kernel import KernelBase
-from .mh import MHState
-from .target import NUMERIC_ERRORS, check_point
+from .mh import MHState, mh_init
+from .target import NUMERIC_ERRORS
 
 __all__ = ["Slice", "SliceInfo", "SliceParams", "slice_step"]
 
@@ -104,9 +104,7 @@ class Slice(KernelBase):
         self.adapt_width = bool(adapt_width)
 
     def init(self, target, position) -> MHState:
-        position = np.array(position, dtype=float)
-        logp, _ = check_point(target, position, need_grad=False)
-        return MHState(position, logp)
+        return mh_init(target, position)
 
     def start_warmup(self, rng, target, state, n_warmup) -> SliceTuning:
         dim = state.position.shape[0]

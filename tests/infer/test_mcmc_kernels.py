@@ -167,3 +167,26 @@ def test_block_target_is_the_conditional_slice_of_the_joint():
     full = np.array([7.0, 2.0, 5.0])
     assert lp == ldg(full)[0]
     np.testing.assert_array_equal(g, ldg(full)[1][[2, 0]])
+
+
+@pytest.mark.parametrize("kernel", [HMC, NUTS])
+def test_hamiltonian_kernels_check_their_shared_options_alike(kernel):
+    for bad, message in [({"step_size": 0.0}, "step_size must be positive, got 0.0"),
+                         ({"step_size": -0.1}, "step_size must be positive"),
+                         ({"metric": "full"}, "metric must be 'diag', 'dense' or 'unit'"),
+                         ({"target_accept": 1.0}, r"target_accept must lie in \(0, 1\)"),
+                         ({"metric_estimate": "fisher"}, "metric_estimate must be")]:
+        with pytest.raises(ValueError, match=message):
+            kernel(**bad)
+    target = Target(logdensity_and_grad=lambda q: (-0.5 * q.dot(q), -q), dim=2)
+    k = kernel(inverse_mass=[1.0, 2.0, 3.0])
+    state = k.init(target, [0.5, -1.0])
+    assert state.logdensity == -0.625 and list(state.grad) == [-0.5, 1.0]
+    with pytest.raises(ValueError, match="inverse_mass is for 3 dimensions, target has 2"):
+        k.start_warmup(np.random.default_rng(0), target, state, 10)
+    tuning = kernel(step_size=0.25, metric="unit").start_warmup(np.random.default_rng(0), target, state, 10)
+    params = kernel().finish_warmup(tuning)
+    assert params.step_size == 0.25 and list(params.metric.inverse_mass) == [1.0, 1.0]
+    assert repr(kernel(metric="dense")).startswith(
+        f"{kernel.__name__}({'n_steps=20' if kernel is HMC else 'max_tree_depth=10'}, "
+        "target_accept=0.8, metric='dense', step_size=None, inverse_mass=None, ")
