@@ -22,6 +22,7 @@ from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 __all__ = ["track", "traced_call"]
 
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
+_new_tape = object.__new__     # a root tape's fields are stored by ``traced_call``
 _HOOK_FRAMES = 1               # the call hook's frame, at the deepest point (``headroom``)
 
 
@@ -116,7 +117,18 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     if log is not None:
         args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
         return result, _tape(run, f, target, traced, args, kwargs, log.summarise(result), False)
-    return result, _tape(run, f, target, traced, args, kwargs, result, False)
+    if traced is None:
+        return result, _tape(run, f, target, traced, args, kwargs, result, False)
+    # ``_tape``'s common path inline (a traced root keeping values): the tape made without
+    # ``__init__``, its ``_build`` bound to the tuple of what it needs (one small object per
+    # run; a ``functools.partial`` with keywords cost three times as much), stored as
+    # ``tape.defer`` would store it
+    tape = _new_tape(Tape)
+    tape.code, tape.fn, tape._nodes, tape.result = target.__code__, target, [], result
+    if run.unsupported:
+        tape.untraced = run.unsupported
+    tape._build = MethodType(_build, (run, f, args, kwargs, None, result, False))
+    return result, tape
 
 
 def _attach(exc: BaseException, tape: Tape) -> None:
@@ -140,7 +152,8 @@ def _tape(run: Run, f, target, traced, args, kwargs, outcome, raised: bool) -> T
     raised when ``raised``); ``target``: ``f``, or its function when ``f`` is a bound method."""
     tape = Tape(getattr(target, "__code__", None), target)
     tape.result, tape.raised = outcome, raised
-    tape.untraced = run.unsupported
+    if run.unsupported:
+        tape.untraced = run.unsupported
     exc, result = (outcome, None) if raised else (None, outcome)
     if run.summary:
         tape.values = "summary"
