@@ -15,6 +15,7 @@ from .inline_calls import substitution_started
 from .recorder import EntryMark, Level, Missing, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
+from .roots import known as known_root
 from .screen import screen
 from .summary import VALUE_MODES, SummaryLog
 from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
@@ -37,7 +38,7 @@ def _checked() -> tuple:
     return sys.version_info, sys.implementation
 
 
-_CHECKED = _checked()
+_VERSION, _IMPLEMENTATION = _checked()
 
 
 def track(f, *args, ctx: Context | None = None, values: str = "keep", **kwargs):
@@ -66,7 +67,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     ``callers`` is how many of their frames stand between the user's call and this function's
     (``track``'s one): the run's recursion limit is raised by those, this frame and the hook's,
     plus those of the runs this one is nested in (in this thread)."""
-    if sys.version_info is not _CHECKED[0] or sys.implementation is not _CHECKED[1]:
+    if sys.version_info is not _VERSION or sys.implementation is not _IMPLEMENTATION:
         check_supported()                 # (the interpreter of the import passed already)
     if values == "keep":
         log = None
@@ -82,7 +83,16 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
             and operator_arguments(args, kwargs, run.ctx, f, run.reached):
         run.guard_operators()
     target = f.__func__ if kind is MethodType else f
-    traced = run.root(target)
+    # a root decided by an earlier run (``roots``) asked here, its memo entry stored as
+    # ``Run.root`` would store it (a call less); else decided by ``Run.root``
+    tail = known_root(target, run.ctx) if type(target) is FunctionType and log is None \
+        and not run.operators else None
+    if tail is None:
+        traced = run.root(target, False)
+    else:
+        if run.shared_memo is not None:
+            run.shared_memo[target] = (target,) + tail          # ``recorder._remember``
+        traced = tail[0]
     call = f
     if traced is not None:
         call = traced if target is f else MethodType(traced, f.__self__)
