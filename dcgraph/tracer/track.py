@@ -79,8 +79,13 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     kind = type(f)
     # arguments that cannot hold an object (numbers, strings, C objects: ``CLEAR_TYPES``)
     # need no walk; anything else is walked (``operator_reach``)
-    if (kwargs or kind is not FunctionType or not CLEAR_TYPES.issuperset(map(type, args))) \
-            and operator_arguments(args, kwargs, run.ctx, f, run.reached):
+    walk = kwargs or kind is not FunctionType
+    if not walk:
+        for value in args:             # (a loop: a tenth of a microsecond less than
+            if type(value) not in CLEAR_TYPES:   # ``issuperset(map(type, args))``)
+                walk = True
+                break
+    if walk and operator_arguments(args, kwargs, run.ctx, f, run.reached):
         run.guard_operators()
     target = f.__func__ if kind is MethodType else f
     # a root decided by an earlier run (``roots``) asked here, its memo entry stored as
