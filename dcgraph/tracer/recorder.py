@@ -208,10 +208,10 @@ class SubstitutingLevel(Level):
 class Run:
     """One ``track`` call: its log, context and per-depth decisions."""
 
-    __slots__ = ("ctx", "summary", "shared_memo", "level_class", "log", "log_append", "levels",
-                 "pending", "unsupported", "generators", "live_generators", "closed", "log_end",
-                 "constructors", "operators", "dispatch", "guard_token", "frames",
-                 "reached", "__weakref__")
+    __slots__ = ("ctx", "summary", "shared_memo", "level_class", "log", "levels", "pending",
+                 "unsupported", "generators", "live_generators", "closed", "log_end",
+                 "constructors", "operators", "dispatch", "guard_token", "frames", "reached",
+                 "__weakref__")
 
     def __init__(self, ctx, log: list | None = None):
         self.ctx = ctx
@@ -222,11 +222,10 @@ class Run:
         if log is None:
             self.summary, self.reached = False, {}
             self.log = log = []
-            self.log_append = append = log.append
+            append = log.append
         else:
             self.summary, self.reached = True, None
-            self.log, self.log_append = log, log.logged
-            append = log.logged
+            self.log, append = log, log.logged
         # (a plain ``Context`` substitutes nothing: no call asks it)
         kind = self.level_class = Level if type(ctx) is _CONTEXT or not ctx.substitutes() \
             else SubstitutingLevel

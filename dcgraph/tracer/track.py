@@ -79,10 +79,10 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     kind = type(f)
     # arguments that cannot hold an object (numbers, strings, C objects: ``CLEAR_TYPES``)
     # need no walk; anything else is walked (``operator_reach``)
-    walk = kwargs or kind is not FunctionType
-    if not walk:
-        for value in args:             # (a loop: a tenth of a microsecond less than
-            if type(value) not in CLEAR_TYPES:   # ``issuperset(map(type, args))``)
+    walk = kind is not FunctionType
+    if not walk:                       # (a loop: a tenth of a microsecond less than
+        for value in (*args, *kwargs.values()) if kwargs else args:   # ``issuperset(map``)
+            if type(value) not in CLEAR_TYPES:
                 walk = True
                 break
     if walk and operator_arguments(args, kwargs, run.ctx, f, run.reached):
