@@ -29,16 +29,17 @@ The state is changed under a claim, a mutual exclusion cheaper than a ``threadin
 with ``with`` (two lock rounds were a sixth of ``track``'s fixed cost). ``claims.setdefault(
 CLAIM, token)`` takes it and returns ``token`` to its taker alone (one C call: atomic, in the
 free-threaded build too); a taker that finds it held yields (``sleep(0)``) and tries again (the
-holder runs a few bytecodes, none of which blocks; a signal handler that starts a run inside a
-change waits forever, as it would for a lock). ``token`` is the run (the ``with_room`` call's
-``_Token``): unique among the holders, equal to itself alone. It is taken inside ``try`` and
-given back in ``finally`` by the holder alone, tested (``(CLAIM, token) in held``, a view of
-``claims``) and deleted with no call between the two. An interrupt is raised only where the
-interpreter checks for one (after a call returns, at a backward jump, at a function's start), so
-one landing after the taking call returned finds the claim recorded and gives it back, and none
-lands between the test and the delete. The bump is recorded (``applied``) before the limit is
-set, and restored if the interpreter refuses it, so an interrupt after the setting call finds
-the two agreeing.
+holder runs a few bytecodes, none of which blocks; a signal handler or finalizer that starts a
+run inside a change waits forever, as it would for a lock). ``token`` is the run (the
+``with_room`` call's ``_Token``): unique among the holders, equal to itself alone. It is taken
+inside ``try`` and given back in ``finally`` by the holder alone: tested (``(CLAIM, token) in
+held``, a view of ``claims``; the pair made before the claim is taken, so that nothing is
+allocated while it is held on the common path, where 3.11 may collect and run finalizers) and
+deleted with no call between the two. An interrupt is raised only where the interpreter checks
+for one (after a call returns, at a backward jump, at a function's start), so one landing after
+the taking call returned finds the claim recorded and gives it back, and none lands between the
+test and the delete. The bump is recorded (``applied``) before the limit is set, and restored
+if the interpreter refuses it, so an interrupt after the setting call finds the two agreeing.
 """
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def widened(run, extra: int, room: _Headroom = _headroom) -> None:
     """``run`` starts and needs ``extra`` frames: raise the limit if it has fewer. (Part of
     every ``track``'s fixed cost: with no other run active, a claim, two C calls and a few
     stores.)"""
-    claims = room.claims
+    claims, mine = room.claims, (CLAIM, run)   # (see the module's docstring)
     try:
         if claims.setdefault(CLAIM, run) is not run:
             _wait(claims, run)
@@ -93,7 +94,7 @@ def widened(run, extra: int, room: _Headroom = _headroom) -> None:
             except RecursionError:   # this thread is deeper than the new limit: left as it is
                 room.applied = applied
     finally:
-        if (CLAIM, run) in room.held:     # (no call: see the module's docstring)
+        if mine in room.held:     # (no call: see the module's docstring)
             del claims[CLAIM]
 
 
@@ -101,7 +102,7 @@ def narrowed(run, room: _Headroom = _headroom, again: bool = True) -> None:
     """``run`` has ended (or never started): lower the limit to what the runs still active need
     (the user's own limit once none is). An exception raised inside (an interrupt) makes it
     try once more (``again``: the change is idempotent) before going on."""
-    claims = room.claims
+    claims, mine = room.claims, (CLAIM, run)   # (see the module's docstring)
     try:
         try:
             if claims.setdefault(CLAIM, run) is not run:
@@ -122,7 +123,7 @@ def narrowed(run, room: _Headroom = _headroom, again: bool = True) -> None:
                 except RecursionError:   # this thread is deeper than the new limit: left as
                     room.applied = applied   # it is
         finally:
-            if (CLAIM, run) in room.held:
+            if mine in room.held:
                 del claims[CLAIM]
     except BaseException:
         if again:
@@ -146,7 +147,7 @@ def with_room(fn, *args, frames: int = ROOM, room: _Headroom = _headroom):
     at or below the current depth): setting the same limit first asks it, and raising and
     lowering are done in this frame, so both meet the same check."""
     token = _Token()
-    claims = room.claims
+    claims, mine = room.claims, (CLAIM, token)   # (see the module's docstring)
     try:                                # inside: an interrupt anywhere leaves the limit exact
         try:
             if claims.setdefault(CLAIM, token) is not token:
@@ -158,7 +159,7 @@ def with_room(fn, *args, frames: int = ROOM, room: _Headroom = _headroom):
             want = room.active[token] = room.applied = room.applied + frames   # (first)
             setrecursionlimit(room.base + want)     # (a raise: never refused)
         finally:
-            if (CLAIM, token) in room.held:
+            if mine in room.held:
                 del claims[CLAIM]
         return fn(*args)
     finally:                            # (lowered in this frame, as ``narrowed`` would)
@@ -181,7 +182,7 @@ def with_room(fn, *args, frames: int = ROOM, room: _Headroom = _headroom):
                         except RecursionError:  # another run lowered it meanwhile: left for
                             room.applied = applied  # the next run that starts or ends
             finally:
-                if (CLAIM, token) in room.held:
+                if mine in room.held:
                     del claims[CLAIM]
         except BaseException:       # interrupted: once more (one frame deeper), then on
             narrowed(token, room, False)
