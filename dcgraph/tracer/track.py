@@ -23,7 +23,6 @@ from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 __all__ = ["track", "traced_call"]
 
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
-_new_tape = object.__new__     # a root tape's fields are stored by ``traced_call``
 _HOOK_FRAMES = 1               # the call hook's frame, at the deepest point (``headroom``)
 
 
@@ -134,12 +133,11 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         return result, _tape(run, f, target, traced, args, kwargs, log.summarise(result), False)
     if traced is None:
         return result, _tape(run, f, target, traced, args, kwargs, result, False)
-    # ``_tape``'s common path inline (a traced root keeping values): the tape made without
-    # ``__init__``, its ``_build`` bound to the tuple of what it needs (one small object per
-    # run; a ``functools.partial`` with keywords cost three times as much), stored as
-    # ``tape.defer`` would store it
-    tape = _new_tape(Tape)
-    tape.code, tape.fn, tape._nodes, tape.result = target.__code__, target, [], result
+    # ``_tape``'s common path inline (a traced root keeping values), its ``_build`` bound to
+    # the tuple of what it needs (one small object per run; a ``functools.partial`` with
+    # keywords cost three times as much), stored as ``tape.defer`` would store it
+    tape = Tape(target.__code__, target)
+    tape.result = result
     if run.unsupported:
         tape.untraced = run.unsupported
     tape._build = MethodType(_build, (run, f, args, kwargs, None, result, False))
