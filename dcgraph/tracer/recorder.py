@@ -225,10 +225,10 @@ class SubstitutingLevel(Level):
 class Run:
     """One ``track`` call: its log, context and per-depth decisions."""
 
-    __slots__ = ("ctx", "summary", "shared_memo", "level_class", "log", "log_append", "levels",
-                 "pending", "unsupported", "generators", "live_generators", "closed", "log_end",
-                 "constructors", "operators", "dispatch", "guard_token", "frames",
-                 "reached", "__weakref__")
+    __slots__ = ("ctx", "summary", "shared_memo", "level_class", "log", "levels", "pending",
+                 "unsupported", "generators", "live_generators", "closed", "log_end",
+                 "constructors", "operators", "dispatch", "guard_token", "frames", "reached",
+                 "__weakref__")
 
     def __init__(self, ctx, log: list | None = None):
         self.ctx = ctx
@@ -239,11 +239,10 @@ class Run:
         if log is None:
             self.summary, self.reached = False, {}
             self.log = log = []
-            self.log_append = append = log.append
+            append = log.append
         else:
             self.summary, self.reached = True, None
-            self.log, self.log_append = log, log.logged
-            append = log.logged
+            self.log, append = log, log.logged
         # (a plain ``Context`` substitutes nothing: no call asks it)
         kind = self.level_class = Level if type(ctx) is _CONTEXT or not ctx.substitutes() \
             else SubstitutingLevel
@@ -313,17 +312,19 @@ class Run:
                 level.memo.clear()
                 level.forget_sites()
 
-    def root(self, target):
+    def root(self, target, remembered: bool = True):
         """The instrumented copy ``track`` runs for the root's function ``target`` (``f``,
         or its function when ``f`` is a bound method), or None to run it as it is: it is not
         a Python function, or is a generator or coroutine function (its body would run after
         ``track``), or the context keeps it primitive, or it cannot be instrumented. Where no
-        answer depends on the depth, its calls inside the run (a recursion) find it decided."""
+        answer depends on the depth, its calls inside the run (a recursion) find it decided.
+        ``remembered``: ask ``roots`` first (False: the caller asked it already)."""
         if type(target) is not _FUNCTION:
             return None
         # ``tail``: the memo entry (``_remember``) less its key (``roots`` keeps no strong
         # reference to ``target``)
-        tail = None if self.operators or self.summary else known_root(target, self.ctx)
+        tail = known_root(target, self.ctx) if remembered and not self.operators \
+            and not self.summary else None
         if tail is None:                 # (``roots``: decided by an earlier run, unchanged)
             if target.__code__.co_flags & CO_RESUMABLE or self.ctx.is_primitive(target, 0):
                 return None

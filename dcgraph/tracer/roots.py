@@ -41,11 +41,12 @@ def known(fn: types.FunctionType, ctx):
     """The memo entry's tail (the copy first) remembered for ``fn`` as the root of a run under
     ``ctx`` (not guarding operators, keeping values), or None."""
     hit = _ROOTS.get(id(fn))
-    if hit is None or type(ctx) is not Context or Context.is_primitive is not _IS_PRIMITIVE \
-            or hit[0]() is not fn or hit[3] is not fn.__code__ \
-            or hit[4] is not fn.__defaults__ or fn.__kwdefaults__ is not None \
-            or fn.__closure__ is not None or hit[1] is not ctx.primitive_modules \
-            or hit[2] is not fn.__module__ or ctx.primitive or "_dcgraph_vjp" in fn.__dict__ \
+    # (``fn.__closure__`` cannot be set: None as remembered, ``fn`` being the same function)
+    if hit is None or type(ctx) is not Context or hit[0]() is not fn \
+            or hit[3] is not fn.__code__ or hit[4] is not fn.__defaults__ \
+            or fn.__kwdefaults__ is not None or hit[2] is not fn.__module__ \
+            or "_dcgraph_vjp" in fn.__dict__ or Context.is_primitive is not _IS_PRIMITIVE \
+            or hit[1] is not ctx.primitive_modules or ctx.primitive \
             or "is_primitive" in ctx.__dict__:
         return None
     scope = fn.__globals__

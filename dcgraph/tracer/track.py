@@ -15,6 +15,7 @@ from .inline_calls import substitution_started
 from .recorder import EntryMark, Level, Missing, Run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
+from .roots import known as known_root
 from .screen import screen
 from .summary import VALUE_MODES, SummaryLog
 from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
@@ -36,7 +37,7 @@ def _checked() -> tuple:
     return sys.version_info, sys.implementation
 
 
-_CHECKED = _checked()
+_VERSION, _IMPLEMENTATION = _checked()
 
 
 def track(f, *args, ctx: Context | None = None, values: str = "keep", **kwargs):
@@ -65,7 +66,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     ``callers`` is how many of their frames stand between the user's call and this function's
     (``track``'s one): the run's recursion limit is raised by those, this frame and the hook's,
     plus those of the runs this one is nested in (in this thread)."""
-    if sys.version_info is not _CHECKED[0] or sys.implementation is not _CHECKED[1]:
+    if sys.version_info is not _VERSION or sys.implementation is not _IMPLEMENTATION:
         check_supported()                 # (the interpreter of the import passed already)
     if values == "keep":
         log = None
@@ -77,11 +78,25 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     kind = type(f)
     # arguments that cannot hold an object (numbers, strings, C objects: ``CLEAR_TYPES``)
     # need no walk; anything else is walked (``operator_reach``)
-    if (kwargs or kind is not FunctionType or not CLEAR_TYPES.issuperset(map(type, args))) \
-            and operator_arguments(args, kwargs, run.ctx, f, run.reached):
+    walk = kind is not FunctionType
+    if not walk:                       # (a loop: a tenth of a microsecond less than
+        for value in (*args, *kwargs.values()) if kwargs else args:   # ``issuperset(map``)
+            if type(value) not in CLEAR_TYPES:
+                walk = True
+                break
+    if walk and operator_arguments(args, kwargs, run.ctx, f, run.reached):
         run.guard_operators()
     target = f.__func__ if kind is MethodType else f
-    traced = run.root(target)
+    # a root decided by an earlier run (``roots``) asked here, its memo entry stored as
+    # ``Run.root`` would store it (a call less); else decided by ``Run.root``
+    tail = known_root(target, run.ctx) if type(target) is FunctionType and log is None \
+        and not run.operators else None
+    if tail is None:
+        traced = run.root(target, False)
+    else:
+        if run.shared_memo is not None:
+            run.shared_memo[target] = (target,) + tail          # ``recorder._remember``
+        traced = tail[0]
     call = f
     if traced is not None:
         call = traced if target is f else MethodType(traced, f.__self__)
@@ -116,7 +131,17 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     if log is not None:
         args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
         return result, _tape(run, f, target, traced, args, kwargs, log.summarise(result), False)
-    return result, _tape(run, f, target, traced, args, kwargs, result, False)
+    if traced is None:
+        return result, _tape(run, f, target, traced, args, kwargs, result, False)
+    # ``_tape``'s common path inline (a traced root keeping values), its ``_build`` bound to
+    # the tuple of what it needs (one small object per run; a ``functools.partial`` with
+    # keywords cost three times as much), stored as ``tape.defer`` would store it
+    tape = Tape(target.__code__, target)
+    tape.result = result
+    if run.unsupported:
+        tape.untraced = run.unsupported
+    tape._build = MethodType(_build, (run, f, args, kwargs, None, result, False))
+    return result, tape
 
 
 def _attach(exc: BaseException, tape: Tape) -> None:
@@ -140,7 +165,8 @@ def _tape(run: Run, f, target, traced, args, kwargs, outcome, raised: bool) -> T
     raised when ``raised``); ``target``: ``f``, or its function when ``f`` is a bound method."""
     tape = Tape(getattr(target, "__code__", None), target)
     tape.result, tape.raised = outcome, raised
-    tape.untraced = run.unsupported
+    if run.unsupported:
+        tape.untraced = run.unsupported
     exc, result = (outcome, None) if raised else (None, outcome)
     if run.summary:
         tape.values = "summary"

@@ -227,9 +227,14 @@ def test_arguments_of_clear_types_are_not_walked(monkeypatch):
     dcgraph.track(geom, 0, 0.5, rng)
     dcgraph.track(countdown, 3)
     assert walked == []
-    dcgraph.track(geom, 0, 0.5, rng=rng)         # keywords, lists: walked as before
-    dcgraph.track(sum, [1.0, 2.0])
-    assert len(walked) == 2
+    dcgraph.track(geom, 0, 0.5, rng=rng)         # keywords of clear types: not walked either
+    assert walked == []
+    dcgraph.track(sum, [1.0, 2.0])               # a list, a C function: walked as before
+    assert len(walked) == 1
+    result, tape = dcgraph.track(scale_first, xs=[Vec(2.0)], k=3.0)   # a keyword's list:
+    assert len(walked) == 2 and result.x == 6.0          # walked, its item has operators
+    tape.lint()
+    assert [n.fn for n in tape.nodes if n.kind == "NestedCall"] == [Vec.__mul__]   # guarded
 
 
 class Vec:
@@ -242,6 +247,10 @@ class Vec:
 
 def scale(v, k):
     return v * k
+
+
+def scale_first(xs, k):
+    return xs[0] * k
 
 
 def test_an_argument_with_operators_still_switches_the_guards_on():

@@ -1,11 +1,13 @@
-"""``tracer.headroom``: the counted, locked raise of the recursion limit during traced runs."""
+"""``tracer.headroom``: the counted raise of the recursion limit during traced runs, changed
+under a claim (mutual exclusion) that threads and interrupts leave exact."""
 import random
+import signal
 import sys
 import threading
 
 import pytest
 
-from dcgraph.tracer.headroom import _Headroom, narrowed, widened, with_room
+from dcgraph.tracer.headroom import CLAIM, _Headroom, narrowed, widened, with_room
 
 
 class Run:
@@ -151,3 +153,69 @@ def test_with_room_changes_nothing_where_it_could_not_lower_the_limit_back():
         assert outcomes[5] == base + 50 and outcomes[0] == "refused"
     finally:
         sys.setrecursionlimit(base)
+
+
+def test_a_held_claim_makes_a_change_wait_until_it_is_given_back():
+    room, base = _Headroom(), sys.getrecursionlimit()
+    holder, a = Run(), Run()
+    room.claims[CLAIM] = holder                  # another thread's change under way
+    waiting = threading.Thread(target=widened, args=(a, 3, room))
+    try:
+        waiting.start()
+        waiting.join(0.05)
+        assert waiting.is_alive() and sys.getrecursionlimit() == base and room.active == {}
+        del room.claims[CLAIM]                   # given back
+        waiting.join()
+        assert sys.getrecursionlimit() == base + 3 and room.claims == {}
+        narrowed(a, room)
+        assert sys.getrecursionlimit() == base and room.claims == {}
+    finally:
+        room.claims.pop(CLAIM, None)
+        sys.setrecursionlimit(base)
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="signals are delivered to the main thread")
+def test_interrupts_anywhere_in_a_change_leave_the_claim_free_and_the_limit_exact():
+    """A KeyboardInterrupt lands wherever a timer fires in a loop of runs starting and ending
+    (and ``with_room`` calls): the claim is always given back, and once the interrupted
+    run is ended (as ``track``'s exception path does) the limit is the user's again, never a
+    ratchet (nor one changed without ``applied`` following it)."""
+    room, base = _Headroom(), sys.getrecursionlimit()
+    armed, landed = [False], []
+
+    def interrupt(signum, frame):
+        if armed[0]:
+            landed.append(frame.f_code.co_name)
+            raise KeyboardInterrupt
+
+    rng = random.Random(11)
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        for _ in range(300):
+            runs = []
+            try:
+                armed[0] = True
+                signal.setitimer(signal.ITIMER_REAL, rng.uniform(2e-5, 4e-4))
+                for k in range(100_000):             # bounded if the timer is missed
+                    run = Run()
+                    runs.append(run)
+                    widened(run, 3 + k % 5, room)
+                    with_room(abs, -1, frames=7, room=room)
+                    narrowed(run, room)
+            except KeyboardInterrupt:
+                pass
+            finally:
+                armed[0] = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            assert room.claims == {}
+            for run in runs[-1:]:
+                narrowed(run, room)
+            assert room.active == {} and room.applied == 0 and room.claims == {}
+            assert sys.getrecursionlimit() == base
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        sys.setrecursionlimit(base)
+    inside = [name for name in landed if name in ("widened", "narrowed", "with_room", "_wait")]
+    assert len(landed) >= 250 and len(inside) >= 50
