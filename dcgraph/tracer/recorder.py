@@ -25,7 +25,7 @@ from .classes import traced_target
 from .context import Context as _CONTEXT
 from .copies import _COPIES_BOUND, _copies, instrumented_copy  # noqa: F401 (re-exported)
 from .headroom import with_room
-from .roots import known as known_root, remember as remember_root
+from .roots import remember as remember_root
 from .inline_calls import NO_SITE_ENTRY, PLAIN_METHODS, substitution_ended
 from .method_sites import MethodSite, filled
 from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
@@ -312,46 +312,50 @@ class Run:
                 level.memo.clear()
                 level.forget_sites()
 
-    def root(self, target, remembered: bool = True):
+    def root(self, target):
         """The instrumented copy ``track`` runs for the root's function ``target`` (``f``,
         or its function when ``f`` is a bound method), or None to run it as it is: it is not
         a Python function, or is a generator or coroutine function (its body would run after
         ``track``), or the context keeps it primitive, or it cannot be instrumented. Where no
         answer depends on the depth, its calls inside the run (a recursion) find it decided.
-        ``remembered``: ask ``roots`` first (False: the caller asked it already)."""
-        if type(target) is not _FUNCTION:
+        The decision is remembered for later runs where it can be (``roots``; ``track`` asks
+        ``roots`` first and then calls ``took_root`` instead)."""
+        if type(target) is not _FUNCTION or target.__code__.co_flags & CO_RESUMABLE \
+                or self.ctx.is_primitive(target, 0):
             return None
+        if not self.operators and guards_operators(target, self.ctx, self.reached):
+            self.guard_operators()
+        copy = instrumented_copy(target, self.unsupported, self.operators, not self.summary)
+        if copy is None:
+            return None
+        code = target.__code__
         # ``tail``: the memo entry (``_remember``) less its key (``roots`` keeps no strong
         # reference to ``target``)
-        tail = known_root(target, self.ctx) if remembered and not self.operators \
-            and not self.summary else None
-        if tail is None:                 # (``roots``: decided by an earlier run, unchanged)
-            if target.__code__.co_flags & CO_RESUMABLE or self.ctx.is_primitive(target, 0):
-                return None
-            if not self.operators and guards_operators(target, self.ctx, self.reached):
-                self.guard_operators()
-            copy = instrumented_copy(target, self.unsupported, self.operators,
-                                      not self.summary)
-            if copy is None:
-                return None
-            code = target.__code__
-            tail = (copy, code, copy.__defaults__, copy.__kwdefaults__
-                    if code.co_kwonlyargcount else ANY_KWDEFAULTS)
-            if not self.operators and not self.summary:
-                remember_root(target, self.ctx, tail)
-            if self.shared_memo is not None and (not self.summary or _long_lived(target)):
-                self.shared_memo[target] = (target,) + tail            # ``_remember``
-        elif self.shared_memo is not None:
-            self.shared_memo[target] = (target,) + tail    # (a sixth field: ``roots``)
-            sites = tail[4]
-            if sites:    # the copy's calls of ``target`` itself, filled as ``Level.hook``
-                root = self.levels[0]   # fills a site at its first call (inline: a call
-                if root.child is root:  # less), emptied with the others at close
-                    entry = (root.hook_method, target, tail[1], tail[2], tail[0])
-                    for site in sites:
-                        site.entry = entry
-                    root.sites = list(sites)    # (None until now: no call was made yet)
-        return tail[0]
+        tail = (copy, code, copy.__defaults__, copy.__kwdefaults__
+                if code.co_kwonlyargcount else ANY_KWDEFAULTS)
+        if not self.operators and not self.summary:
+            remember_root(target, self.ctx, tail)
+        if self.shared_memo is not None and (not self.summary or _long_lived(target)):
+            self.shared_memo[target] = (target,) + tail                # ``_remember``
+        return copy
+
+    def took_root(self, target, tail: tuple) -> None:
+        """The run's root ``target`` was remembered (``roots.known`` gave ``tail``, the memo
+        entry less its key, plus the copy's calls of ``target`` itself): memoise it as
+        ``root`` would, and fill those calls' sites as ``Level.hook`` would fill each at its
+        first call, so that a recursion's first call skips the hook too (emptied with the
+        level's other sites when the run closes)."""
+        memo = self.shared_memo
+        if memo is None:
+            return
+        memo[target] = (target,) + tail            # ``_remember`` (a sixth field, ignored)
+        sites = tail[4]
+        root = self.levels[0]
+        if sites and root.child is root:
+            entry = (root.hook_method, target, tail[1], tail[2], tail[0])
+            for site in sites:
+                site.entry = entry
+            root.sites = list(sites)    # (None until now: no call was made yet)
 
     def decide(self, f, level: Level):
         """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""

@@ -87,15 +87,13 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     if walk and operator_arguments(args, kwargs, run.ctx, f, run.reached):
         run.guard_operators()
     target = f.__func__ if kind is MethodType else f
-    # a root decided by an earlier run (``roots``) asked here, its memo entry stored as
-    # ``Run.root`` would store it (a call less); else decided by ``Run.root``
+    # a root decided by an earlier run (``roots``), else decided by ``Run.root``
     tail = known_root(target, run.ctx) if type(target) is FunctionType and log is None \
         and not run.operators else None
     if tail is None:
-        traced = run.root(target, False)
+        traced = run.root(target)
     else:
-        if run.shared_memo is not None:
-            run.shared_memo[target] = (target,) + tail          # ``recorder._remember``
+        run.took_root(target, tail)
         traced = tail[0]
     call = f
     if traced is not None:
@@ -103,31 +101,40 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     state = _recorder_state
     previous = state.run             # one thread-local read and one write each way
     run.frames = frames = previous.frames + callers + 1
-    state.run = run
-    # None unless the user set a trace or profile function (``screen``: two C calls first)
-    filters = None if gettrace() is None and getprofile() is None else screen(run.log)
-    try:
-        widened(run, frames + _HOOK_FRAMES)     # inside: narrowed whatever happens
-        if run.level_class is not Level:
-            substitution_started(run)           # ended by ``run.close``
-        result = call(*args, **kwargs) if kwargs else call(*args)   # (no dict made)
+    filters = returned = None
+    try:        # the run's start and end inside: an interrupt anywhere leaves the thread's
+        try:    # current run, the recursion limit and a user's trace function as they were
+            state.run = run
+            # None unless the user set a trace or profile function (two C calls first)
+            if gettrace() is not None or getprofile() is not None:
+                filters = screen(run.log)
+            widened(run, frames + _HOOK_FRAMES)
+            if run.level_class is not Level:
+                substitution_started(run)       # ended by ``run.close``
+            result = call(*args, **kwargs) if kwargs else call(*args)   # (no dict made)
+            returned = True
+        finally:
+            try:
+                if filters is not None:
+                    filters.restore()
+            finally:
+                state.run = previous
+                try:
+                    narrowed(run)
+                except BaseException:           # an interrupt as it began: once more
+                    narrowed(run)               # (harmless twice)
+                    raise
+                finally:
+                    run.close()
     except BaseException as exc:
-        if filters is not None:
-            filters.restore()
-        state.run = previous
-        narrowed(run)
-        run.close()
+        if returned:                 # an interrupt after ``f`` returned: no tape says so
+            raise
         if log is not None:
             args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
             _attach(exc, _tape(run, f, target, traced, args, kwargs, log.summarise(exc), True))
         else:
             _attach(exc, _tape(run, f, target, traced, args, kwargs, exc, True))
         raise
-    if filters is not None:
-        filters.restore()
-    state.run = previous
-    narrowed(run)
-    run.close()
     if log is not None:
         args, kwargs = log.summarise(args), {k: log.summarise(v) for k, v in kwargs.items()}
         return result, _tape(run, f, target, traced, args, kwargs, log.summarise(result), False)

@@ -153,8 +153,6 @@ def test_interrupted_runs_leave_tapes_that_lint(trials):
                     assert not _landed_in_the_run(interrupt), \
                         f"an interrupt in the run left no tape {_frames(interrupt)}"
                     before_the_run += 1
-                    if _state.run is not idle:   # a known gap in track's entry (the xfail
-                        _state.run = idle        # tests below): kept apart from these checks
                 else:
                     _check_escaped(interrupt, tape, limit, idle, printout)
                     escaped += 1
@@ -208,21 +206,22 @@ def _interrupted_once(module, name: str, calls: list):
     return real
 
 
-@pytest.mark.xfail(strict=True, reason="track.py: an interrupt after `state.run = run` and "
-                   "before the `try` leaves that run current and never closed")
 def test_an_interrupt_between_tracks_state_switch_and_its_try_leaves_the_thread_idle():
-    """Seen with the timer above (1 trial in ~600 under gc pressure): handled at the
-    ``gettrace()`` call that decides ``screen``, the interrupt leaves ``track`` with no tape and
-    the thread's current run is the run that never started."""
+    """Seen with the timer above (1 trial in ~600 under gc pressure): an interrupt handled at
+    the ``gettrace()`` call that decides ``screen``, after the run became the thread's current
+    one and before ``f`` started, leaves ``track`` with a tape of the call (no event logged)
+    and the thread idle again."""
     track_module = sys.modules["dcgraph.tracer.track"]
     dcgraph.track(square, 1.0)
     idle = _state.run
     calls: list = []
     real = _interrupted_once(track_module, "gettrace", calls)
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt) as caught:
             dcgraph.track(square, 2.0)
         assert calls == [()]
+        caught.value.tape.lint()
+        assert caught.value.tape.raised and caught.value.tape.result is caught.value
         stale = _state.run
         assert stale is idle, stale
     finally:
@@ -232,20 +231,20 @@ def test_an_interrupt_between_tracks_state_switch_and_its_try_leaves_the_thread_
             _state.run = idle
 
 
-@pytest.mark.xfail(strict=True, reason="track.py: an interrupt after the run returned and "
-                   "before `narrowed` ends it leaves the recursion limit raised for good")
 def test_an_interrupt_as_track_ends_a_run_leaves_the_recursion_limit_as_it_was():
     """An interrupt handled at ``narrowed``'s first instruction, on ``track``'s normal path
-    (after ``f`` returned), leaves the run among ``headroom``'s active runs: the limit stays
-    raised by its frames, also after later runs end."""
+    (after ``f`` returned), propagates with no tape (``f`` returned) and the run still ends:
+    ``track`` narrows once more, so the limit is the user's again, and stays so after later
+    runs."""
     track_module = sys.modules["dcgraph.tracer.track"]
     limit = sys.getrecursionlimit()
     calls: list = []
     real = _interrupted_once(track_module, "narrowed", calls)
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt) as caught:
             dcgraph.track(square, 2.0)
-        assert len(calls) == 1
+        assert len(calls) == 1 and not hasattr(caught.value, "tape")
+        assert sys.getrecursionlimit() == limit
         dcgraph.track(square, 3.0)
         assert sys.getrecursionlimit() == limit
     finally:
