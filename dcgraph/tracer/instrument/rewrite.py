@@ -153,7 +153,8 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         python = static_callees(s, scope, _python_function)
         info.python_callees = frozenset(python)
         if listed:
-            info.self_sites = {c: SiteCache() for c, f in python.items() if f.__code__ is code}
+            info.self_sites = {c: SiteCache(_all_positional(s, c, code))
+                               for c, f in python.items() if f.__code__ is code}
         if not info.generator:           # (a generator may resume in another run: its
             # ``logged_items`` would log to the run that started the loop)
             info.counted_loops = counted_loops(s.instrs, info.expected, ops.CALLS)
@@ -376,3 +377,11 @@ def _for_iter_target(s: Structure, block) -> bool:
     """Is ``block`` where an exhausted FOR_ITER jumps to?"""
     return any(s.instrs[s.blocks[p].end - 1].name == "FOR_ITER" and s.blocks[p].jump == block.index
                for p in block.preds)
+
+
+def _all_positional(s: Structure, call: int, code: types.CodeType) -> int | None:
+    """``SiteCache.positional`` of the call at ``call``, a call of ``code``'s own function:
+    its positional argument count where that always binds every positional parameter of
+    ``code`` (no keywords, no unpacking, no keyword-only parameter), else None."""
+    n = ops.positional_args(s.instrs, call, call in s.self_layout)
+    return n if n == code.co_argcount and not code.co_kwonlyargcount else None
