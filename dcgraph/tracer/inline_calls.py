@@ -74,9 +74,9 @@ class SiteCache:
     decisions (``Level.forget_sites``), so an entry never outlives them (nor keeps the run
     alive). Kept by identity among the code's constants, as ``SiteConst``.
 
-    ``positional``: None, or the number of positional arguments the site always passes (a
-    call of the code's own function with no keywords and no unpacking, ``CodeInfo.self_sites``)
-    where that is the code's ``co_argcount``: such a site does not test ``f``'s defaults,
+    ``positional``: None, or the number of positional arguments the site always passes (no
+    keywords, no unpacking; ``CodeInfo.site_caches``) where that is the ``co_argcount`` of
+    the Python function its callee load gave when instrumented: such a site does not test ``f``'s defaults,
     which no call of it reads, and is filled only for an ``f`` whose code takes exactly that
     many positional parameters and no keyword-only one (about 20 ns a call: 3.11 does not
     specialise reading a function's ``__defaults__``)."""

@@ -76,3 +76,36 @@ def test_a_callee_reading_its_defaults_is_not_taken_at_a_site_that_tests_none():
     result, tape = dcgraph.track(each, 4, "go")
     assert result == 0 + 1 + 2 + 3
     tape.lint()
+
+
+def double(x):
+    return 2 * x
+
+
+def scale(x, k=2):
+    return k * x
+
+
+def calls_helpers(n):
+    total = 0
+    for i in range(n):
+        if i == 2:
+            scale.__defaults__ = (5,)
+        total += double(i) + scale(i) + scale(i, 3)
+    return total
+
+
+def test_sites_of_other_python_functions_are_marked_where_every_parameter_is_bound():
+    from dcgraph.tracer.instrument import instrument
+    info = instrument(calls_helpers.__code__, False, calls_helpers.__globals__, True)
+    assert sorted(c.positional for c in info.site_caches.values()
+                  if c.positional is not None) == [1, 2]        # double(i), scale(i, 3)
+    assert len(info.site_caches) == 3 and not info.self_sites
+    try:
+        for _ in range(2):
+            scale.__defaults__ = (2,)
+            result, tape = dcgraph.track(calls_helpers, 5)
+            assert result == sum(2 * i + 3 * i for i in range(5)) + 2 * (0 + 1) + 5 * (2 + 3 + 4)
+            tape.lint()
+    finally:
+        scale.__defaults__ = (2,)

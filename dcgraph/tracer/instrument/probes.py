@@ -86,7 +86,7 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
     ``python_first``: the site's callee load gave a Python function when instrumented
     (``CodeInfo.python_callees``): the site tests its ``SiteCache`` at once, and else calls
     the hook (no C callable is taken inline there; the hook returns one as it is).
-    ``cache``: the site's ``SiteCache`` when its owner must know it (``CodeInfo.self_sites``),
+    ``cache``: the site's ``SiteCache`` when made by its owner (``CodeInfo.site_caches``),
     else a new one."""
     fast, join, done = Label(), Label(), Label()
     seq = []
