@@ -118,8 +118,11 @@ class Level:
                         entry[4] is ANY_KWDEFAULTS or entry[4] is f.__kwdefaults__):
                     child = self.child
                     if child is self:    # one level for every depth: ``run.pending`` is
-                        if site is not None and entry[4] is ANY_KWDEFAULTS:  # already its
-                            # pair (nothing else sets it); the site takes f's next calls
+                        if site is not None and entry[4] is ANY_KWDEFAULTS and (
+                                site.positional is None     # already its pair (nothing
+                                or site.positional == entry[2].co_argcount):   # else sets
+                            # it); the site takes f's next calls (one that tests no
+                            # defaults, f's that bind every positional parameter there)
                             hook = self.hook_method
                             if site.entry[0] is not hook:   # not listed yet (this level
                                 sites = self.sites          # lists a site it fills again

@@ -86,7 +86,7 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
     ``python_first``: the site's callee load gave a Python function when instrumented
     (``CodeInfo.python_callees``): the site tests its ``SiteCache`` at once, and else calls
     the hook (no C callable is taken inline there; the hook returns one as it is).
-    ``cache``: the site's ``SiteCache`` when its owner must know it (``CodeInfo.self_sites``),
+    ``cache``: the site's ``SiteCache`` when made by its owner (``CodeInfo.site_caches``),
     else a new one."""
     fast, join, done = Label(), Label(), Label()
     seq = []
@@ -205,7 +205,8 @@ def _cached_call(depth: int, loc, join: Label, cache: SiteCache | None = None) -
     ``inline_calls.SiteCache``: when its entry is ``(hook, f, f.__code__, f.__defaults__,
     copy)`` for the frame's hook, log ``f`` and take ``copy`` (what the hook would do, without
     its frame) and go to ``join``; else call ``hook(f, cache)``, which may fill it. ``cache``:
-    the site's cache (None: a new one)."""
+    the site's cache (None: a new one); one with ``positional`` set skips the defaults test
+    (``SiteCache``)."""
     if not VARIANT.listed:
         return _call_hook(depth, loc)
     miss = Label()
@@ -227,7 +228,8 @@ def _cached_call(depth: int, loc, join: Label, cache: SiteCache | None = None) -
            Instr("LOAD_ATTR", ops.attr_arg("entry"), location=loc),
            *field(1), *same([Instr("COPY", 3, location=loc)]),
            *field(0), *same([Instr("COPY", depth + 4, location=loc)]),      # the frame's hook
-           *field(2), *same(attr("__code__")), *field(3), *same(attr("__defaults__")),
+           *field(2), *same(attr("__code__")),
+           *([] if cache.positional is not None else [*field(3), *same(attr("__defaults__"))]),
            Instr("LOAD_CONST", 4, location=loc), Instr("BINARY_SUBSCR", location=loc),
            Instr("SWAP", 2, location=loc), Instr("LIST_APPEND", depth + 1, location=loc),
            Instr("JUMP_FORWARD", join, location=loc),

@@ -284,6 +284,15 @@ def hook_site(instrs: list, i: int):
     return None
 
 
+def positional_args(instrs: list, call: int, self_layout: bool):
+    """The number of positional arguments the call at ``call`` passes, where it passes no
+    keyword and unpacks nothing (a ``CALL`` not after ``KW_NAMES``), else None."""
+    ins = instrs[call]
+    if ins.name != "CALL" or call >= 2 and instrs[call - 2].name == "KW_NAMES":
+        return None
+    return ins.arg + self_layout
+
+
 def callee_below(ins, self_layout: bool) -> int:
     """How many stack slots above a call's callable, just before the call (its arguments)."""
     if ins.name == "CALL_FUNCTION_EX":

@@ -151,6 +151,14 @@ def hook_site(instrs: list, i: int):
     return None
 
 
+def positional_args(instrs: list, call: int, self_layout: bool):
+    """As 3.11's (``KW_NAMES`` right before the ``CALL``)."""
+    ins = instrs[call]
+    if ins.name != "CALL" or call >= 1 and instrs[call - 1].name == "KW_NAMES":
+        return None
+    return ins.arg + self_layout
+
+
 def call_instrs(nargs: int, loc) -> list:
     return [Instr("CALL", nargs, location=loc)]
 

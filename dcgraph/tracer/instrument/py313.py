@@ -109,6 +109,13 @@ def hook_site(instrs: list, i: int):
     return i if instrs[i].name in CALLS else None
 
 
+def positional_args(instrs: list, call: int, self_layout: bool):
+    """As 3.11's: a ``CALL`` (``CALL_KW`` passes keywords). Its self-or-NULL slot holds a
+    NULL at a call of a plain load (``rewrite`` makes method loads plain)."""
+    ins = instrs[call]
+    return ins.arg + self_layout if ins.name == "CALL" else None
+
+
 def callee_below(ins, self_layout: bool) -> int:
     """Slots above the callable just before the call: self_or_null, arguments, names."""
     name = ins.name

@@ -98,6 +98,9 @@ class CodeInfo:
         # them at its start (``roots.self_sites``), so even its first recursive call skips
         # the hook
         self.self_sites: dict = {}
+        # call index -> the ``SiteCache`` of every such site (listed code; ``positional`` set
+        # where the call binds every positional parameter of the function it saw)
+        self.site_caches: dict = {}
         self.counted_loops: frozenset = frozenset()   # FOR_ITER indices (``counted_loops``)
 
     def __repr__(self):
@@ -153,7 +156,10 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
         python = static_callees(s, scope, _python_function)
         info.python_callees = frozenset(python)
         if listed:
-            info.self_sites = {c: SiteCache() for c, f in python.items() if f.__code__ is code}
+            info.site_caches = {c: SiteCache(_all_positional(s, c, f.__code__))
+                                for c, f in python.items()}
+            info.self_sites = {c: info.site_caches[c] for c, f in python.items()
+                               if f.__code__ is code}
         if not info.generator:           # (a generator may resume in another run: its
             # ``logged_items`` would log to the run that started the loop)
             info.counted_loops = counted_loops(s.instrs, info.expected, ops.CALLS)
@@ -289,7 +295,7 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
         if call is not None:
             below = ops.callee_below(s.instrs[call], call in s.self_layout)
             out += _hook(s.depth_before[i], below, loc, callees.get(call), None,
-                         call in info.python_callees, info.self_sites.get(call))
+                         call in info.python_callees, info.site_caches.get(call))
         kind = info.probe[i]
         guarded = ops.guarded_operator(ins) if kind == "value" and (
             info.guarded or i in info.switched) else None
@@ -376,3 +382,12 @@ def _for_iter_target(s: Structure, block) -> bool:
     """Is ``block`` where an exhausted FOR_ITER jumps to?"""
     return any(s.instrs[s.blocks[p].end - 1].name == "FOR_ITER" and s.blocks[p].jump == block.index
                for p in block.preds)
+
+
+def _all_positional(s: Structure, call: int, code: types.CodeType) -> int | None:
+    """``SiteCache.positional`` of the call at ``call``, whose callee load gave a function
+    of ``code``: its positional argument count where that always binds every positional
+    parameter of ``code`` (no keywords, no unpacking, no keyword-only parameter), else
+    None."""
+    n = ops.positional_args(s.instrs, call, call in s.self_layout)
+    return n if n == code.co_argcount and not code.co_kwonlyargcount else None
