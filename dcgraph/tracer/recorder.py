@@ -233,15 +233,15 @@ class Run:
     def __init__(self, ctx, log: list | None = None):
         self.ctx = ctx
         # a ``summary.SummaryLog`` (``summary``: memoise long-lived callables only) is logged
-        # to through its ``logged``; the hook appends to ``log`` itself. ``reached``: objects
-        # found clear of operators (``operator_reach``), kept alive so that their ids stay
-        # theirs; none in a summary run, which must not keep the program's objects alive
+        # to through its ``logged``; the hook appends to ``log`` itself. ``reached``
+        # (``reach_table``): None until first used
+        self.reached = None
         if log is None:
-            self.summary, self.reached = False, {}
+            self.summary = False
             self.log = log = []
             append = log.append
         else:
-            self.summary, self.reached = True, None
+            self.summary = True
             self.log, append = log, log.logged
         # (a plain ``Context`` substitutes nothing: no call asks it)
         kind = self.level_class = Level if type(ctx) is _CONTEXT or not ctx.substitutes() \
@@ -298,7 +298,7 @@ class Run:
         self.shared_memo = self.constructors = self.dispatch = None
         # (the memo and the tables keep the callables they saw alive)
         if self.reached:
-            self.reached = {}
+            self.reached = None
 
     def guard_operators(self) -> None:
         """From now on, calls run the guarded variant of their code (``instrument.guards``)
@@ -323,7 +323,7 @@ class Run:
         if type(target) is not _FUNCTION or target.__code__.co_flags & CO_RESUMABLE \
                 or self.ctx.is_primitive(target, 0):
             return None
-        if not self.operators and guards_operators(target, self.ctx, self.reached):
+        if not self.operators and guards_operators(target, self.ctx, self.reach_table()):
             self.guard_operators()
         copy = instrumented_copy(target, self.unsupported, self.operators, not self.summary)
         if copy is None:
@@ -389,6 +389,15 @@ class Run:
             _remember(level.memo, target, _PRIMITIVE)   # a bound method: its function
         return f
 
+    def reach_table(self) -> dict | None:
+        """Objects found clear of operators (``operator_reach``), kept alive so that their ids
+        stay theirs, made on first use (most runs never walk an object); None in a summary
+        run, which must not keep the program's objects alive."""
+        table = self.reached
+        if table is None and not self.summary:
+            table = self.reached = {}
+        return table
+
     def constructor_table(self) -> dict | None:
         """class -> its constructor (``classes.constructor``), made on first use; None in a
         summary run (constructors made per call, none kept: they hold their classes)."""
@@ -414,7 +423,7 @@ class Run:
         of whatever resumes them, not of the call that made it) and in a summary run (its
         frame is its identity in the log, which a summary log must not keep alive); so do
         coroutines and async generators, for the same reasons."""
-        if not self.operators and guards_operators(fn, self.ctx, self.reached):
+        if not self.operators and guards_operators(fn, self.ctx, self.reach_table()):
             self.guard_operators()
         copy = instrumented_copy(fn, self.unsupported, self.operators, not self.summary)
         if copy is not None and fn.__code__.co_flags & CO_RESUMABLE and (

@@ -84,7 +84,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
             if type(value) not in CLEAR_TYPES:
                 walk = True
                 break
-    if walk and operator_arguments(args, kwargs, run.ctx, f, run.reached):
+    if walk and operator_arguments(args, kwargs, run.ctx, f, run.reach_table()):
         run.guard_operators()
     target = f.__func__ if kind is MethodType else f
     # a root decided by an earlier run (``roots``), else decided by ``Run.root``
