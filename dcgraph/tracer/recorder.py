@@ -32,7 +32,8 @@ from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_op
 from .events import BlockMark, EntryMark, MadeMark, MARK_TYPES, Missing, ResumeMark  # noqa: F401
 from .current_run import _CLOSED_PAIR, Sink, _identity, _state, idle_pair  # noqa: F401
 
-__all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "entry_pair", "Missing"]
+__all__ = ["BlockMark", "EntryMark", "MadeMark", "ResumeMark", "Run", "entry_pair", "Missing",
+           "new_run"]
 
 
 _TOO_DEEP = ("first called at the recursion limit (no frame left to decide it): recorded as a "
@@ -223,54 +224,12 @@ class SubstitutingLevel(Level):
 
 
 class Run:
-    """One ``track`` call: its log, context and per-depth decisions."""
+    """One ``track`` call: its log, context and per-depth decisions (made by ``new_run``)."""
 
     __slots__ = ("ctx", "summary", "shared_memo", "level_class", "log", "levels", "pending",
                  "unsupported", "generators", "live_generators", "closed", "log_end",
                  "constructors", "operators", "dispatch", "guard_token", "frames", "reached",
                  "__weakref__")
-
-    def __init__(self, ctx, log: list | None = None):
-        self.ctx = ctx
-        # a ``summary.SummaryLog`` (``summary``: memoise long-lived callables only) is logged
-        # to through its ``logged``; the hook appends to ``log`` itself. ``reached``
-        # (``reach_table``): None until first used
-        self.reached = None
-        if log is None:
-            self.summary = False
-            self.log = log = []
-            append = log.append
-        else:
-            self.summary = True
-            self.log, append = log, log.logged
-        # (a plain ``Context`` substitutes nothing: no call asks it)
-        kind = self.level_class = Level if type(ctx) is _CONTEXT or not ctx.substitutes() \
-            else SubstitutingLevel
-        memo = self.shared_memo = {} if not ctx.depth_dependent else None
-        root = kind()                   # the root's level, always needed
-        root.run, root.depth, root.child_depth = self, 0, 1
-        if memo is None:
-            memo, root.child = {}, None
-        elif kind is Level:
-            root.child = root           # no answer depends on the depth: one level
-        else:
-            root.child = None
-        root.memo, root.memo_get, root.log, root.append = memo, memo.get, log, append
-        root.hook_method = hook = root.hook
-        # the root frame's (log, hook): the list (listed code, ``probes.log``), or ``logged``
-        root.pair = self.pending = (append if self.summary else log, hook)
-        root.bound, root.sites = _UNBOUND, None
-        self.levels = [root]
-        # ``unsupported``: code -> why it was not instrumented. The other tables are made on
-        # first use (None until then): ``generators``, generator frame (by identity: no ``id``
-        # call, which 3.11 counts, ``headroom``) -> the (log, hook) pair of its level;
-        # ``live_generators``, frame -> None, started here and logging; ``dispatch``,
-        # ``operators``' decisions; ``constructors`` (``constructor_table``). ``log_end``:
-        # len(log) at close (a generator resumed later logs past it). ``operators``: guards on.
-        self.unsupported = {}
-        self.generators = self.live_generators = self.dispatch = self.constructors = \
-            self.log_end = None
-        self.closed = self.operators = False
 
     def close(self) -> None:
         """The run is over: drop the levels, which refer back to the run, so the run is freed
@@ -289,8 +248,11 @@ class Run:
             self.operators = False
             GUARDING.remove(self.guard_token)
         for level in self.levels:
-            if level.sites is not None:
-                level.forget_sites()
+            sites = level.sites
+            if sites is not None:       # ``Level.forget_sites`` inline (a call less)
+                level.sites = None
+                for site in sites:
+                    site.entry = NO_SITE_ENTRY
             level.hook_method = level.pair = level.child = None
             level.bound, level.memo_get = _UNBOUND, _no_entry
         self.pending = _CLOSED_PAIR     # (no frame takes it: a closed run is never current)
@@ -430,6 +392,54 @@ class Run:
                 self.ctx.depth_dependent or self.summary):
             return None
         return copy
+
+
+def new_run(ctx, log: list | None = None) -> Run:
+    """A run under ``ctx`` logging into a new list (``log`` None: values kept) or into ``log``
+    (a ``summary.SummaryLog``), with its root level made. (A function, not ``Run.__init__``:
+    a class call that runs Python ``__init__`` costs about 40 ns more, per ``track``.)"""
+    run = Run()
+    run.ctx = ctx
+    # a ``summary.SummaryLog`` (``summary``: memoise long-lived callables only) is logged
+    # to through its ``logged``; the hook appends to ``log`` itself. ``reached``
+    # (``reach_table``): None until first used
+    run.reached = None
+    if log is None:
+        run.summary = False
+        run.log = log = []
+        append = log.append
+    else:
+        run.summary = True
+        run.log, append = log, log.logged
+    # (a plain ``Context`` substitutes nothing: no call asks it)
+    kind = run.level_class = Level if type(ctx) is _CONTEXT or not ctx.substitutes() \
+        else SubstitutingLevel
+    memo = run.shared_memo = {} if not ctx.depth_dependent else None
+    root = kind()                   # the root's level, always needed
+    root.run, root.depth, root.child_depth = run, 0, 1
+    if memo is None:
+        memo, root.child = {}, None
+    elif kind is Level:
+        root.child = root           # no answer depends on the depth: one level
+    else:
+        root.child = None
+    root.memo, root.memo_get, root.log, root.append = memo, memo.get, log, append
+    root.hook_method = hook = root.hook
+    # the root frame's (log, hook): the list (listed code, ``probes.log``), or ``logged``
+    root.pair = run.pending = (append if run.summary else log, hook)
+    root.bound, root.sites = _UNBOUND, None
+    run.levels = [root]
+    # ``unsupported``: code -> why it was not instrumented. The other tables are made on
+    # first use (None until then): ``generators``, generator frame (by identity: no ``id``
+    # call, which 3.11 counts, ``headroom``) -> the (log, hook) pair of its level;
+    # ``live_generators``, frame -> None, started here and logging; ``dispatch``,
+    # ``operators``' decisions; ``constructors`` (``constructor_table``). ``log_end``:
+    # len(log) at close (a generator resumed later logs past it). ``operators``: guards on.
+    run.unsupported = {}
+    run.generators = run.live_generators = run.dispatch = run.constructors = \
+        run.log_end = None
+    run.closed = run.operators = False
+    return run
 
 
 def _long_lived(f) -> bool:

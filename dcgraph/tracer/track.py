@@ -12,7 +12,7 @@ from .instrument.versions import check_supported
 from .operator_guards import operator_arguments
 from .operator_reach import CLEAR_TYPES
 from .inline_calls import substitution_started
-from .recorder import EntryMark, Level, Missing, Run
+from .recorder import EntryMark, Level, Missing, Run, new_run
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .roots import known as known_root
@@ -74,7 +74,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         log = SummaryLog()
     else:
         raise ValueError(f"track: values must be one of {VALUE_MODES}, got {values!r}")
-    run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT, log)
+    run = new_run(ctx if ctx is not None else _DEFAULT_CONTEXT, log)
     kind = type(f)
     # arguments that cannot hold an object (numbers, strings, C objects: ``CLEAR_TYPES``)
     # need no walk; anything else is walked (``operator_reach``)
