@@ -12,10 +12,11 @@ from .instrument.versions import check_supported
 from .operator_guards import operator_arguments
 from .operator_reach import CLEAR_TYPES
 from .inline_calls import substitution_started
-from .recorder import EntryMark, Level, Missing, Run, new_run
+from .recorder import EntryMark, Level, Missing
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .roots import known as known_root
+from .run import Run, new_run
 from .screen import screen
 from .summary import VALUE_MODES, SummaryLog
 from ..tape import Argument, PrimitiveCall, Raise, Return, Tape

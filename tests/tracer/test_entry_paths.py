@@ -12,6 +12,7 @@ import pytest
 import dcgraph
 from dcgraph import DepthLimitContext
 from dcgraph.tracer import operator_guards, recorder
+from dcgraph.tracer import run as run_module
 from dcgraph.tracer.inline_calls import PLAIN_METHODS, substitution_ended, substitution_started
 from dcgraph.tracer.operator_reach import CLEAR_TYPES, LEAF_TYPES
 from dcgraph.tracer.summary import SummaryLog
@@ -84,7 +85,7 @@ def test_geom_records_the_golden_tape_on_every_path(monkeypatch):
         assert str(_geom_tape(values="summary")) == summary
     finally:
         substitution_ended(token)
-    monkeypatch.setattr(recorder, "plain_c_method", lambda f: False)
+    monkeypatch.setattr(run_module, "plain_c_method", lambda f: False)
     monkeypatch.setattr(recorder, "PLAIN_METHODS", set())
     assert str(_geom_tape()) == GEOM_SEED_1
     assert str(_geom_tape(values="summary")) == summary
