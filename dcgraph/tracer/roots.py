@@ -11,9 +11,9 @@ defaults and module, no closure and no keyword defaults (cells and dicts change 
 enters (numbers, strings, functions, library modules, C classes, absent names): then the same
 identities give the same verdict. ``known(fn, ctx)`` is the ``tail`` when they all still
 hold, else None (decide as usual): the run's memo entry for ``fn`` less its key (the copy, its
-code, defaults and keyword defaults, ``recorder._remember``), plus a fifth field, the
+code, defaults and keyword defaults, ``run._remember``), plus a fifth field, the
 ``SiteCache``s of the copy's calls of ``fn`` itself (``CodeInfo.self_sites``), which the run
-fills at its start (``Run.root``): a recursion's first call then skips the
+fills at its start (``Run.took_root``): a recursion's first call then skips the
 hook as its later ones do. An entry holds a weak reference to ``fn`` and goes when ``fn``
 does; at most ``_ROOTS_BOUND`` are kept (the oldest go first).
 """

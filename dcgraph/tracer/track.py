@@ -12,10 +12,11 @@ from .instrument.versions import check_supported
 from .operator_guards import operator_arguments
 from .operator_reach import CLEAR_TYPES
 from .inline_calls import substitution_started
-from .recorder import EntryMark, Level, Missing, Run
+from .recorder import EntryMark, Level, Missing
 from .recorder import _state as _recorder_state
 from .replay import Frame, Replay
 from .roots import known as known_root
+from .run import Run, new_run
 from .screen import screen
 from .summary import VALUE_MODES, SummaryLog
 from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
@@ -23,6 +24,7 @@ from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 __all__ = ["track", "traced_call"]
 
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
+_blank = object.__new__        # an instance without ``__init__``
 _HOOK_FRAMES = 1               # the call hook's frame, at the deepest point (``headroom``)
 
 
@@ -74,7 +76,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         log = SummaryLog()
     else:
         raise ValueError(f"track: values must be one of {VALUE_MODES}, got {values!r}")
-    run = Run(ctx if ctx is not None else _DEFAULT_CONTEXT, log)
+    run = new_run(ctx if ctx is not None else _DEFAULT_CONTEXT, log)
     kind = type(f)
     # arguments that cannot hold an object (numbers, strings, C objects: ``CLEAR_TYPES``)
     # need no walk; anything else is walked (``operator_reach``)
@@ -84,7 +86,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
             if type(value) not in CLEAR_TYPES:
                 walk = True
                 break
-    if walk and operator_arguments(args, kwargs, run.ctx, f, run.reached):
+    if walk and operator_arguments(args, kwargs, run.ctx, f, run.reach_table()):
         run.guard_operators()
     target = f.__func__ if kind is MethodType else f
     # a root decided by an earlier run (``roots``), else decided by ``Run.root``
@@ -143,7 +145,8 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     # ``_tape``'s common path inline (a traced root keeping values), its ``_build`` bound to
     # the tuple of what it needs (one small object per run; a ``functools.partial`` with
     # keywords cost three times as much), stored as ``tape.defer`` would store it
-    tape = Tape(target.__code__, target)
+    tape = _blank(Tape)            # ``Tape(code, fn)`` less its class call (40 ns): the
+    tape.code, tape.fn, tape._nodes = target.__code__, target, []     # fields it sets
     tape.result = result
     if run.unsupported:
         tape.untraced = run.unsupported

@@ -12,6 +12,7 @@ import pytest
 import dcgraph
 from dcgraph import DepthLimitContext
 from dcgraph.tracer import operator_guards, recorder
+from dcgraph.tracer import run as run_module
 from dcgraph.tracer.inline_calls import PLAIN_METHODS, substitution_ended, substitution_started
 from dcgraph.tracer.operator_reach import CLEAR_TYPES, LEAF_TYPES
 from dcgraph.tracer.summary import SummaryLog
@@ -84,7 +85,7 @@ def test_geom_records_the_golden_tape_on_every_path(monkeypatch):
         assert str(_geom_tape(values="summary")) == summary
     finally:
         substitution_ended(token)
-    monkeypatch.setattr(recorder, "plain_c_method", lambda f: False)
+    monkeypatch.setattr(run_module, "plain_c_method", lambda f: False)
     monkeypatch.setattr(recorder, "PLAIN_METHODS", set())
     assert str(_geom_tape()) == GEOM_SEED_1
     assert str(_geom_tape(values="summary")) == summary
@@ -266,7 +267,7 @@ def gen_sum(n):
 
 @pytest.mark.parametrize("values", ["keep", "summary"])
 def test_the_tables_a_run_makes_on_first_use(values):
-    run = recorder.Run(dcgraph.Context(), None if values == "keep" else SummaryLog())
+    run = recorder.new_run(dcgraph.Context(), None if values == "keep" else SummaryLog())
     assert run.generators is None and run.live_generators is None and run.dispatch is None
     table = run.constructor_table()
     assert (table == {} and run.constructor_table() is table) if values == "keep" else \
@@ -283,7 +284,7 @@ def test_a_plain_pairs_decision_does_not_stand_for_its_function_bound_to_operato
     site that takes the first inline."""
     rng, g = np.random.default_rng(0), G(np.random.PCG64(0))
     assert rng.random.__func__ is g.random.__func__
-    run = recorder.Run(dcgraph.Context())
+    run = recorder.new_run(dcgraph.Context())
     try:
         level = run.levels[0]
         first = rng.random

@@ -8,6 +8,7 @@ import pytest
 
 import dcgraph
 from dcgraph.tracer import recorder, roots
+from dcgraph.tracer import run as run_module
 
 
 class Vec:
@@ -43,13 +44,13 @@ def with_default(x, k=2.0):
 def _scans(monkeypatch):
     """Count the operator scans ``Run.root`` makes (one per fresh decision)."""
     scanned = []
-    scan = recorder.guards_operators
+    scan = run_module.guards_operators
 
     def counting(fn, ctx, seen=None):
         scanned.append(fn)
         return scan(fn, ctx, seen)
 
-    monkeypatch.setattr(recorder, "guards_operators", counting)
+    monkeypatch.setattr(run_module, "guards_operators", counting)
     return scanned
 
 

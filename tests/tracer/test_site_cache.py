@@ -206,13 +206,13 @@ def alternates(n):
 
 def test_a_site_refilled_by_its_own_level_is_listed_once(monkeypatch):
     listed = []
-    forget = recorder.Level.forget_sites
+    close = recorder.Run.close
 
-    def counting(level):
-        listed.append(list(level.sites or ()))
-        forget(level)
+    def counting(run):                  # the sites each level listed, as the run closes
+        listed.extend(list(level.sites or ()) for level in run.levels)
+        close(run)
 
-    monkeypatch.setattr(recorder.Level, "forget_sites", counting)
+    monkeypatch.setattr(recorder.Run, "close", counting)
     result, tape = dcgraph.track(alternates, 40)
     assert result == sum(2 * i if i % 2 else 3 * i for i in range(40))
     tape.lint()

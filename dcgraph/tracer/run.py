@@ -1,0 +1,278 @@
+"""``Run``: one ``track`` call's state (its log, context, levels, tables) and the decisions
+that take more than the hook's memo: the root's (``root``, or ``took_root`` for a root
+``roots`` remembered), a first call's (``decide``), and switching the operator guards on.
+``new_run`` makes one with its root level; ``close`` ends it. (Split from ``recorder``, which
+keeps the hook, ``Level``, and re-exports ``Run`` and ``new_run``.)
+"""
+from __future__ import annotations
+
+import collections
+import inspect
+import types
+
+from .classes import traced_target
+from .context import Context as _CONTEXT
+from .copies import instrumented_copy
+from .current_run import _CLOSED_PAIR
+from .inline_calls import NO_SITE_ENTRY, substitution_ended
+from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
+from .recorder import ANY_KWDEFAULTS, Level, SubstitutingLevel, _UNBOUND
+from .roots import remember as remember_root
+
+__all__ = ["Run", "new_run"]
+
+_DROPPED = collections.deque(maxlen=0)     # a log that keeps nothing
+CO_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_PRIMITIVE = object()   # memo value: the callable runs as it is
+_FUNCTION, _METHOD = types.FunctionType, types.MethodType
+_HEAPTYPE = 1 << 9      # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (builtin and C
+                        # extension types have none: their construction and calls run in C)
+# callables that are never a class or an object with a Python ``__call__``
+_C_CALLABLES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                          types.MethodWrapperType, types.WrapperDescriptorType,
+                          types.MethodDescriptorType, types.ClassMethodDescriptorType})
+
+
+def _remember(memo: dict, f, decision) -> None:
+    """Memoise by identity (never ``__hash__``/``__eq__``: a proxy equal to the function it
+    wraps is a callable of its own): a Python function under itself (its hash and equality
+    are its identity), anything else under its ``id`` (the entry keeps ``f`` alive, so its id
+    stays unique). A primitive's entry is ``f`` itself (one identity test in the hook), a
+    traced function's the tuple ``(f, copy, code, defaults, kwdefaults)``: the copy serves
+    while ``f`` keeps that code and those defaults (the copy's own; ``ANY_KWDEFAULTS`` for a
+    code without keyword-only parameters; a root ``roots`` remembered has a sixth field, its
+    self sites, which the hook ignores)."""
+    if decision is _PRIMITIVE:
+        memo[f if type(f) is _FUNCTION else id(f)] = f
+    else:
+        code = f.__code__
+        memo[f] = (f, decision, code, decision.__defaults__,
+                   decision.__kwdefaults__ if code.co_kwonlyargcount else ANY_KWDEFAULTS)
+
+
+class Run:
+    """One ``track`` call: its log, context and per-depth decisions (made by ``new_run``)."""
+
+    __slots__ = ("ctx", "summary", "shared_memo", "level_class", "log", "levels", "pending",
+                 "unsupported", "generators", "live_generators", "closed", "log_end",
+                 "constructors", "operators", "dispatch", "guard_token", "frames", "reached",
+                 "__weakref__")
+
+    def close(self) -> None:
+        """The run is over: drop the levels, which refer back to the run, so the run is freed
+        without the cycle collector. A generator frame of this run resumed later still holds
+        its level's hook and ``append``: it decides every call primitive, and the replay
+        ignores what it logs past ``log_end``."""
+        self.closed = True
+        self.log_end = len(self.log)
+        if self.level_class is not Level:
+            substitution_ended(self)    # call sites may decide C callables inline again
+        if self.summary:                # the hook's raw entries summarised; what hooks log
+            self.log.settle()           # from now on (a generator resumed later) is dropped
+            for level in self.levels:
+                level.log = _DROPPED
+        if self.operators:
+            self.operators = False
+            GUARDING.remove(self.guard_token)
+        for level in self.levels:
+            sites = level.sites
+            if sites is not None:       # ``Level.forget_sites`` inline (a call less)
+                level.sites = None
+                for site in sites:
+                    site.entry = NO_SITE_ENTRY
+            level.hook_method = level.pair = level.child = None
+            level.bound, level.memo_get = _UNBOUND, _no_entry
+        self.pending = _CLOSED_PAIR     # (no frame takes it: a closed run is never current)
+        self.levels.clear()
+        self.shared_memo = self.constructors = self.dispatch = None
+        # (the memo and the tables keep the callables they saw alive)
+        if self.reached:
+            self.reached = None
+
+    def guard_operators(self) -> None:
+        """From now on, calls run the guarded variant of their code (``instrument.guards``)
+        and the frames already running take the guarded path at their switched sites, until
+        ``close``. The decisions made so far are forgotten: they chose the plain variant."""
+        if not self.operators:
+            self.operators = True
+            self.guard_token = object()
+            GUARDING.append(self.guard_token)
+            for level in self.levels:
+                level.memo.clear()
+                level.forget_sites()
+
+    def root(self, target):
+        """The instrumented copy ``track`` runs for the root's function ``target`` (``f``,
+        or its function when ``f`` is a bound method), or None to run it as it is: it is not
+        a Python function, or is a generator or coroutine function (its body would run after
+        ``track``), or the context keeps it primitive, or it cannot be instrumented. Where no
+        answer depends on the depth, its calls inside the run (a recursion) find it decided.
+        The decision is remembered for later runs where it can be (``roots``; ``track`` asks
+        ``roots`` first and then calls ``took_root`` instead)."""
+        if type(target) is not _FUNCTION or target.__code__.co_flags & CO_RESUMABLE \
+                or self.ctx.is_primitive(target, 0):
+            return None
+        if not self.operators and guards_operators(target, self.ctx, self.reach_table()):
+            self.guard_operators()
+        copy = instrumented_copy(target, self.unsupported, self.operators, not self.summary)
+        if copy is None:
+            return None
+        code = target.__code__
+        # ``tail``: the memo entry (``_remember``) less its key (``roots`` keeps no strong
+        # reference to ``target``)
+        tail = (copy, code, copy.__defaults__, copy.__kwdefaults__
+                if code.co_kwonlyargcount else ANY_KWDEFAULTS)
+        if not self.operators and not self.summary:
+            remember_root(target, self.ctx, tail)
+        if self.shared_memo is not None and (not self.summary or _long_lived(target)):
+            self.shared_memo[target] = (target,) + tail                # ``_remember``
+        return copy
+
+    def took_root(self, target, tail: tuple) -> None:
+        """The run's root ``target`` was remembered (``roots.known`` gave ``tail``, the memo
+        entry less its key, plus the copy's calls of ``target`` itself): memoise it as
+        ``root`` would, and fill those calls' sites as ``Level.hook`` would fill each at its
+        first call, so that a recursion's first call skips the hook too (emptied with the
+        level's other sites when the run closes)."""
+        memo = self.shared_memo
+        if memo is None:
+            return
+        memo[target] = (target,) + tail            # ``_remember`` (a sixth field, ignored)
+        sites = tail[4]
+        root = self.levels[0]
+        if sites and root.child is root:
+            entry = (root.hook_method, target, tail[1], tail[2], tail[0])
+            for site in sites:
+                site.entry = entry
+            root.sites = list(sites)    # (None until now: no call was made yet)
+
+    def decide(self, f, level: Level):
+        """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""
+        if self.closed:
+            return f                     # a generator of this run resumed after it ended
+        if type(f) is _METHOD and type(f.__func__) is not _FUNCTION \
+                and plain_c_method(f):   # a C object's C method (``rng.random``): decided
+            return f                     # once per pair of classes (``PLAIN_METHODS``), and
+                                         # never memoised: a memo entry for its function would
+                                         # decide it bound to a class with operators as well
+        target = f.__func__ if type(f) is types.MethodType else f
+        if target is not f and not self.operators and sees_operators(f, self.ctx):
+            self.guard_operators()              # a method of an object with operators
+        if type(target) is types.FunctionType and not self.ctx.is_primitive(target, level.depth + 1):
+            traced = self.instrumented_function(target)
+            if traced is not None:
+                if not self.summary or _long_lived(target):
+                    _remember(level.memo, target, traced)
+                return traced if target is f else types.MethodType(traced, f.__self__)
+        elif type(f) not in _C_CALLABLES and (f if isinstance(f, type) else type(f)).__flags__ \
+                & _HEAPTYPE:                             # a user class or a callable object
+            if not self.operators and sees_operators(f, self.ctx):
+                self.guard_operators()
+            traced = self.traced_object_call(f, level)
+            if traced is not None:
+                return traced                            # not memoised: decided per call
+        if target is not f and type(target) is not types.FunctionType \
+                and traced_target(target, self.constructor_table()) is not None:
+            target = f               # a callable object called directly would be traced
+        if not self.summary or _long_lived(target):
+            _remember(level.memo, target, _PRIMITIVE)   # a bound method: its function
+        return f
+
+    def reach_table(self) -> dict | None:
+        """Objects found clear of operators (``operator_reach``), kept alive so that their ids
+        stay theirs, made on first use (most runs never walk an object); None in a summary
+        run, which must not keep the program's objects alive."""
+        table = self.reached
+        if table is None and not self.summary:
+            table = self.reached = {}
+        return table
+
+    def constructor_table(self) -> dict | None:
+        """class -> its constructor (``classes.constructor``), made on first use; None in a
+        summary run (constructors made per call, none kept: they hold their classes)."""
+        table = self.constructors
+        if table is None and not self.summary:
+            table = self.constructors = {}
+        return table
+
+    def traced_object_call(self, f, level: Level):
+        """Trace a user class's construction or a callable object's ``__call__``
+        (``classes.traced_target``), or None (primitive)."""
+        fn = traced_target(f, self.constructor_table())
+        if fn is None or self.ctx.is_primitive(fn, level.depth + 1):
+            return None
+        traced = self.instrumented_function(fn)
+        if traced is None:
+            return None
+        return traced if isinstance(f, type) else types.MethodType(traced, f)
+
+    def instrumented_function(self, fn: types.FunctionType):
+        """A copy of ``fn`` running instrumented code, or None when it cannot be traced. A
+        generator stays primitive under a depth-dependent context (its frames run at the depth
+        of whatever resumes them, not of the call that made it) and in a summary run (its
+        frame is its identity in the log, which a summary log must not keep alive); so do
+        coroutines and async generators, for the same reasons."""
+        if not self.operators and guards_operators(fn, self.ctx, self.reach_table()):
+            self.guard_operators()
+        copy = instrumented_copy(fn, self.unsupported, self.operators, not self.summary)
+        if copy is not None and fn.__code__.co_flags & CO_RESUMABLE and (
+                self.ctx.depth_dependent or self.summary):
+            return None
+        return copy
+
+
+def new_run(ctx, log: list | None = None) -> Run:
+    """A run under ``ctx`` logging into a new list (``log`` None: values kept) or into ``log``
+    (a ``summary.SummaryLog``), with its root level made. (A function, not ``Run.__init__``:
+    a class call that runs Python ``__init__`` costs about 40 ns more, per ``track``.)"""
+    run = Run()
+    run.ctx = ctx
+    # a ``summary.SummaryLog`` (``summary``: memoise long-lived callables only) is logged
+    # to through its ``logged``; the hook appends to ``log`` itself. ``reached``
+    # (``reach_table``): None until first used
+    run.reached = None
+    if log is None:
+        run.summary = False
+        run.log = log = []
+        append = log.append
+    else:
+        run.summary = True
+        run.log, append = log, log.logged
+    # (a plain ``Context`` substitutes nothing: no call asks it)
+    kind = run.level_class = Level if type(ctx) is _CONTEXT or not ctx.substitutes() \
+        else SubstitutingLevel
+    memo = run.shared_memo = {} if not ctx.depth_dependent else None
+    root = kind()                   # the root's level, always needed
+    root.run, root.depth, root.child_depth = run, 0, 1
+    if memo is None:
+        memo, root.child = {}, None
+    elif kind is Level:
+        root.child = root           # no answer depends on the depth: one level
+    else:
+        root.child = None
+    root.memo, root.memo_get, root.log, root.append = memo, memo.get, log, append
+    root.hook_method = hook = root.hook
+    # the root frame's (log, hook): the list (listed code, ``probes.log``), or ``logged``
+    root.pair = run.pending = (append if run.summary else log, hook)
+    root.bound, root.sites = _UNBOUND, None
+    run.levels = [root]
+    # ``unsupported``: code -> why it was not instrumented. The other tables are made on
+    # first use (None until then): ``generators``, generator frame (by identity: no ``id``
+    # call, which 3.11 counts, ``headroom``) -> the (log, hook) pair of its level;
+    # ``live_generators``, frame -> None, started here and logging; ``dispatch``,
+    # ``operators``' decisions; ``constructors`` (``constructor_table``). ``log_end``:
+    # len(log) at close (a generator resumed later logs past it). ``operators``: guards on.
+    run.unsupported = {}
+    run.generators = run.live_generators = run.dispatch = run.constructors = \
+        run.log_end = None
+    run.closed = run.operators = False
+    return run
+
+
+def _long_lived(f) -> bool:
+    from .summary import long_lived
+    return long_lived(f)
+
+
+def _no_entry(_key):
+    return None
