@@ -310,3 +310,21 @@ def test_plain_c_methods_verdict_is_a_test_of_each_class():
     assert np.random.Generator in good_owners and G not in good_owners
     assert types.FunctionType not in good_kinds and type not in good_kinds
     assert verdict == {(o, k): o in good_owners and k in good_kinds for o in owners for k in kinds}
+
+
+def identity(x):
+    return x
+
+
+def test_a_root_tape_made_without_init_has_the_fields_init_sets():
+    # ``track`` makes a traced root's tape without ``Tape.__init__`` (its fields set inline):
+    # a field ``__init__`` gains must be set there too
+    from dcgraph.tape import Tape
+    dcgraph.track(identity, 1)                      # decided, then remembered
+    result, tape = dcgraph.track(identity, 2)
+    made = Tape(identity.__code__, identity)
+    assert result == 2 and type(tape) is Tape
+    assert vars(tape).keys() - {"result", "_build"} == vars(made).keys()
+    assert tape.code is identity.__code__ and tape.fn is identity and tape._nodes == []
+    assert str(tape) == str(dcgraph.track(identity, 2)[1])
+    tape.lint()
