@@ -24,11 +24,11 @@ import platform
 import shutil
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 import dcgraph
+from bench_track import best as block    # seconds per call of fn, over a block of calls
 
 
 def f0(x):
@@ -71,13 +71,6 @@ def against(tree: str):
                     ignore=shutil.ignore_patterns("__pycache__"))
     sys.path.insert(0, where)
     return importlib.import_module("dcgraph_against").track
-
-
-def block(fn, number: int) -> float:
-    t0 = time.perf_counter()
-    for _ in range(number):
-        fn()
-    return (time.perf_counter() - t0) / number
 
 
 def main(argv=None):
