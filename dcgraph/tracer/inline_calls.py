@@ -76,10 +76,10 @@ class SiteCache:
 
     ``positional``: None, or the number of positional arguments the site always passes (no
     keywords, no unpacking; ``CodeInfo.site_caches``) where that is the ``co_argcount`` of
-    the Python function its callee load gave when instrumented: such a site does not test ``f``'s defaults,
-    which no call of it reads, and is filled only for an ``f`` whose code takes exactly that
-    many positional parameters and no keyword-only one (about 20 ns a call: 3.11 does not
-    specialise reading a function's ``__defaults__``)."""
+    the Python function its callee load gave when instrumented: such a site does not test
+    ``f``'s defaults, which no call of it reads, and is filled only for an ``f`` whose code
+    takes exactly that many positional parameters and no keyword-only one (about 20 ns a
+    call: 3.11 does not specialise reading a function's ``__defaults__``)."""
 
     __slots__ = ("entry", "positional")
 

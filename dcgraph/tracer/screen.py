@@ -4,8 +4,9 @@ While ``track`` runs ``f``, a trace or profile function the user installed (a de
 profiler, coverage) would also see the tracer's runtime: the call hook, frame entry, the
 probes' ``list.append``. ``Screen`` installs, only when such a function is set, a filter in
 front of it that drops events of the tracer's own frames (``dcgraph/tracer/``), of the
-probes' appends to the run's log and of 3.11's entry count (``current_run.ENTRY_COUNT``), and restores the user's function afterwards (unless the
-program replaced it meanwhile). Nothing is installed, and nothing costs, when none is set; C-level tracers and profilers
+probes' appends to the run's log and of 3.11's entry count (``current_run.ENTRY_COUNT``),
+and restores the user's function afterwards (unless the program replaced it meanwhile).
+Nothing is installed, and nothing costs, when none is set; C-level tracers and profilers
 (cProfile, coverage's C tracer) are left as they are.
 """
 from __future__ import annotations
