@@ -94,9 +94,9 @@ class CodeInfo:
         # the ``SiteCache`` first (``probes.hook_site``)
         self.python_callees: frozenset = frozenset()
         # call index -> the ``SiteCache`` of a site whose callee load gave the function of
-        # this very code (a recursion; listed code): a run whose root is remembered fills
-        # them at its start (``roots.self_sites``), so even its first recursive call skips
-        # the hook
+        # this very code (a recursion; listed code): a run whose root is remembered
+        # (``roots``) fills them at its start (``Run.took_root``), so even its first
+        # recursive call skips the hook
         self.self_sites: dict = {}
         # call index -> the ``SiteCache`` of every such site (listed code; ``positional`` set
         # where the call binds every positional parameter of the function it saw)
