@@ -4,10 +4,11 @@ Instrumented code appends raw events to one flat list per run (the list itself, 
 hidden slot at the bottom of each traced frame's value stack and appended to by
 ``LIST_APPEND``; in a summary run the slot holds ``SummaryLog.logged``, called per value:
 ``instrument.probes.log``; no extra locals, so ``locals()`` is unchanged). Nodes are built from
-the log afterwards (``replay``), which keeps the probes cheap. Events (their types: module ``events``, re-exported here) are: an ``EntryMark``
-and the tuple of argument values when a traced frame starts, a ``BlockMark`` when a marked block
-is entered (a handler's mark is followed by the exception), the callable of each call (logged
-by the hook), and the values of probed instructions (see ``instrument.py311``). Traced
+the log afterwards (``replay``), which keeps the probes cheap. Events (their types: module
+``events``, re-exported here) are: an ``EntryMark`` and the tuple of argument values when a
+traced frame starts, a ``BlockMark`` when a marked block is entered (a handler's mark is
+followed by the exception), the callable of each call (logged by the hook or the site), and the
+values of probed instructions (see ``instrument.py311``). Traced
 generators add a ``MadeMark`` and the frame object when made (``resumable.starter``), and a
 ``ResumeMark``, the frame object and the arguments or the value sent in when started or resumed
 (``enter_generator``, ``resumed``; see ``generators``).
@@ -57,7 +58,7 @@ class Level:
     depth beyond the hook's frame, which stands where the callee's will and which ``headroom``
     gives back."""
 
-    # Made without ``__init__`` (a class call then its fields: ``Run`` makes the root's, the
+    # Made without ``__init__`` (a class call then its fields: ``new_run`` makes the root's, the
     # hook the next one down). ``memo``: decisions (``run._remember``); ``pair``: ``(log,
     # hook_method)`` (see ``hook``), ``hook_method`` the one bound method handed to every
     # frame; ``bound``: the last (object, copy, copy bound to it); ``child``: the level of the
