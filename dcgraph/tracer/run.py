@@ -139,12 +139,13 @@ class Run:
             return
         memo[target] = (target,) + tail            # ``_remember`` (a sixth field, ignored)
         sites = tail[4]
-        root = self.levels[0]
-        if sites and root.child is root:
-            entry = (root.hook_method, target, tail[1], tail[2], tail[0])
-            for site in sites:
-                site.entry = entry
-            root.sites = list(sites)    # (None until now: no call was made yet)
+        if sites:                       # (most roots call themselves nowhere)
+            root = self.levels[0]
+            if root.child is root:
+                entry = (root.hook_method, target, tail[1], tail[2], tail[0])
+                for site in sites:
+                    site.entry = entry
+                root.sites = list(sites)    # (None until now: no call was made yet)
 
     def decide(self, f, level: Level):
         """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""
