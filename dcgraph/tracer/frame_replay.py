@@ -192,9 +192,13 @@ class Frame(CallReplay):
 
     # -- the frame ---------------------------------------------------------------------------
     def enter(self, positional, keywords):
-        """Consume the argument tuple and create the Argument nodes."""
-        values = self.r.take()
-        code, params = self.info.code, self.info.params
+        """Consume the argument values (each apart where ``CodeInfo.args_apart``, else one
+        tuple) and create the Argument nodes. All are taken before any node is made: an entry
+        cut short (an interrupt in the prologue) raises ``Missing`` having made none."""
+        info, take = self.info, self.r.take
+        values = [take() for _ in range(len(info.params) + len(info.cell_params))] \
+            if info.args_apart else take()
+        code, params = info.code, info.params
         argc, kwonly = code.co_argcount, code.co_kwonlyargcount
         for j, p in enumerate(params):
             src = None

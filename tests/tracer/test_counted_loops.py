@@ -33,8 +33,9 @@ def test_the_items_are_counted_not_logged(logs):
                         ((3, 3, 1), []), ((2**64, 2**64 + 3, 1), [2**64, 2**64 + 1, 2**64 + 2])):
         tape = _built(squares, *args)
         assert _items(tape) == items
-        # entry, arguments, the range, the iterator; a product and a sum per item; the exit
-        assert len(logs[-1]) == 4 + 2 * len(items) + 1
+        # entry, the three arguments (each apart), the range, the iterator; a product and a
+        # sum per item; the exit
+        assert len(logs[-1]) == 6 + 2 * len(items) + 1
 
 
 def first_over(xs, limit):
@@ -97,7 +98,8 @@ def drains(n):
 
 def test_a_loop_in_a_traced_generator_is_logged(logs):
     tape = _built(drains, 3)
-    assert [e for e in logs[-1] if type(e) is int] == [3, 2, 1]    # the generator's items
+    assert logs[-1][1] == 3                                   # the root's argument
+    assert [e for e in logs[-1][2:] if type(e) is int] == [3, 2, 1]    # the generator's items
     assert tape.returned.value == [1.5, 1.0, 0.5, 3.0]
     assert [n.value for n in tape.walk() if n.kind == "Yield"] == [1.5, 1.0, 0.5]
 
@@ -115,9 +117,11 @@ def test_a_rebound_range_is_logged_item_by_item(monkeypatch, logs):
     log = logs[-1]
     k = log.index(CALL_MARK)
     assert log[k + 1] is as_list
-    # its entry, arguments, list, value; the list's iterator; per item the item, product, sum
-    assert log[k + 2].info.code is as_list.__code__ and type(log[k + 6]).__name__ == "list_iterator"
-    assert log[k + 7::3][:4] == [0, 3, 1, 99]
+    # its entry, three arguments, list, value; the list's iterator; per item the item,
+    # product, sum
+    assert log[k + 2].info.code is as_list.__code__ and log[k + 3:k + 6] == [0, 3, 1]
+    assert type(log[k + 8]).__name__ == "list_iterator"
+    assert log[k + 9::3][:4] == [0, 3, 1, 99]
     assert [n.kind for n in tape.nodes if getattr(n, "fn", None) is as_list] == ["NestedCall"]
 
 

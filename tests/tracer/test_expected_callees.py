@@ -46,10 +46,10 @@ def test_a_site_calling_what_it_expects_logs_nothing_for_it(logs):
     assert result == sin_loop(0.3, 5)
     log = logs[-1]
     assert not any(e is math.sin or e is CALL_MARK for e in log)
-    # entry, arguments, range's value (``range``, a C class, is expected too), the iterator;
-    # per iteration the product, sin's value and the sum (the index is counted:
-    # ``counted_loops``); the loop's exit mark
-    assert len(log) == 4 + 3 * 5 + 1 and range not in log
+    # entry, the two arguments (each apart), range's value (``range``, a C class, is expected
+    # too), the iterator; per iteration the product, sin's value and the sum (the index is
+    # counted: ``counted_loops``); the loop's exit mark
+    assert len(log) == 5 + 3 * 5 + 1 and range not in log
     assert [n.value for n in tape.find(fn=math.sin)] == [math.sin(0.3 * i) for i in range(5)]
     # the same tape as with every site through the hook (each then logs CALL_MARK, the callable)
     _, hooked = _hooked(sin_loop, 0.3, 5)

@@ -314,7 +314,8 @@ def landing(info: CodeInfo, depth: int, loc) -> list:
 
 def prologue(info: CodeInfo, loc) -> list:
     """Push the run's hook and ``append`` (``_state.run.pending``, left by the hook that let
-    this call in) into the hidden slots, then log the entry mark and the arguments. Where the
+    this call in) into the hidden slots, then log the entry mark and the arguments (in listed
+    code each value apart, ``CodeInfo.args_apart``; else one tuple of them). Where the
     version's ``ENTRY_CALLS`` says so (3.12+) the pair comes from ``recorder.entry_pair``,
     whose frame fails where the program has no room for this frame (see ``headroom``).
     A generator's frame instead calls ``resumable.enter_generator`` (it runs later, at whatever
@@ -353,4 +354,8 @@ def prologue(info: CodeInfo, loc) -> list:
         seq += [*push_callable(ENTRY_COUNT, loc), *mark, *ops.call_instrs(1, loc),
                 Instr("POP_TOP", location=loc)]
     seq += log(0, mark, loc)
+    if VARIANT.listed:      # each value apart (``CodeInfo.args_apart``): no tuple per frame
+        for ins in load[:-1]:
+            seq += log(0, [ins], loc)
+        return seq
     return seq + log(0, load, loc)
