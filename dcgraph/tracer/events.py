@@ -1,15 +1,14 @@
 """The event log's marks (what a traced run logs besides values) and ``Missing``.
 
 Instrumented code appends raw events to one flat list per run (module ``recorder``): an
-``EntryMark`` and the tuple of argument values when a traced frame starts, a ``BlockMark`` when
-a marked block is entered (a handler's mark is followed by the exception), the callable of each
-call (logged by the hook or by the site itself, ``inline_calls``; nothing where it is the one
-the site expects, else a ``CallMark`` first), and the values of probed instructions (see
-``instrument.py311``).
-Traced generators add a ``MadeMark`` and the frame object when made, and a ``ResumeMark``, the
-frame object and the arguments or the value sent in when started or resumed (module
-``generators``). The replay (module ``replay``) reads the log back, and raises ``Missing`` where
-an expected event is absent.
+``EntryMark`` and the argument values when a traced frame starts (each apart in listed code, else
+one tuple: ``CodeInfo.args_apart``), a ``BlockMark`` when a marked block is entered (a handler's
+mark is followed by the exception), the callable of each call (logged by the hook or by the site
+itself, ``inline_calls``; nothing where it is the one the site expects, else a ``CallMark`` first),
+and the values of probed instructions (see ``instrument.py311``). Traced generators add a
+``MadeMark`` and the frame object when made, and a ``ResumeMark``, the frame object and the
+arguments or the value sent in when started or resumed (module ``generators``). The replay (module
+``replay``) reads the log back, and raises ``Missing`` where an expected event is absent.
 """
 from __future__ import annotations
 

@@ -1,17 +1,17 @@
 """Runtime of a traced run: the event log, frame entry, and the call hook.
 
-Instrumented code appends raw events to one flat list per run (the list itself, kept in a
-hidden slot at the bottom of each traced frame's value stack and appended to by
-``LIST_APPEND``; in a summary run the slot holds ``SummaryLog.logged``, called per value:
-``instrument.probes.log``; no extra locals, so ``locals()`` is unchanged). Nodes are built from
-the log afterwards (``replay``), which keeps the probes cheap. Events (their types: module
-``events``, re-exported here) are: an ``EntryMark`` and the tuple of argument values when a
-traced frame starts, a ``BlockMark`` when a marked block is entered (a handler's mark is
-followed by the exception), the callable of each call (logged by the hook or the site), and the
-values of probed instructions (see ``instrument.py311``). Traced
-generators add a ``MadeMark`` and the frame object when made (``resumable.starter``), and a
-``ResumeMark``, the frame object and the arguments or the value sent in when started or resumed
-(``enter_generator``, ``resumed``; see ``generators``).
+Instrumented code appends raw events to one flat list per run (the list itself, kept in a hidden
+slot at the bottom of each traced frame's value stack and appended to by ``LIST_APPEND``; in a
+summary run the slot holds ``SummaryLog.logged``, called per value: ``instrument.probes.log``; no
+extra locals, so ``locals()`` is unchanged). Nodes are built from the log afterwards (``replay``),
+which keeps the probes cheap. Events (their types: module ``events``, re-exported here) are: an
+``EntryMark`` and the argument values (each apart in listed code, else one tuple:
+``CodeInfo.args_apart``) when a traced frame starts, a ``BlockMark`` when a marked block is entered
+(a handler's mark is followed by the exception), the callable of each call (logged by the hook or
+the site), and the values of probed instructions (see ``instrument.py311``). Traced generators add
+a ``MadeMark`` and the frame object when made (``resumable.starter``), and a ``ResumeMark``, the
+frame object and the arguments or the value sent in when started or resumed (``enter_generator``,
+``resumed``; see ``generators``).
 
 The hook (``Level``) decides, per call, whether to recurse (what it cannot decide from its memo
 it asks the run, ``run.Run.decide``): it returns the callable itself (primitive) or

@@ -193,6 +193,60 @@ def test_an_interrupt_in_the_roots_prologue_leaves_a_tape_that_lints():
     assert tape.nodes[0].value is exc and tape.raised
 
 
+def test_an_interrupt_between_the_roots_arguments_leaves_no_argument_node():
+    """Listed frames log each argument apart (``CodeInfo.args_apart``): a log cut after the
+    first of two (an interrupt between their appends) replays as one cut before both, a Raise
+    and no Argument node."""
+    _, tape = dcgraph.track(square, 3.0)
+    build = tape._build
+    run, f, args, kwargs = build.__self__[:4]
+    assert run.log[1:3] == [3.0, 1.0]          # v, then w (its default), each apart
+    del run.log[2:]                            # the mark and v: interrupted before w
+    exc = KeyboardInterrupt()
+    tape._build = type(build)(build.__func__, (run, f, args, kwargs, exc, None, True))
+    tape.result, tape.raised = exc, True
+    tape.lint()
+    assert [type(n).__name__ for n in tape.nodes] == ["Raise"]
+
+
+def raises_at_once(v, w):
+    raise KeyboardInterrupt
+
+
+def catches(x):
+    try:
+        return raises_at_once(x * 2.0, 0.5)
+    except KeyboardInterrupt:
+        return -1.0
+
+
+def _callee_cut(kept: int):
+    """A ``catches(1.5)`` tape whose log keeps ``kept`` of the callee's two arguments (as if
+    interrupted in its prologue), up to the caller's handler mark."""
+    from dcgraph.tracer.events import BlockMark, EntryMark
+    result, tape = dcgraph.track(catches, 1.5)
+    assert result == -1.0
+    log = tape._build.__self__[0].log
+    entry = next(k for k, e in enumerate(log) if type(e) is EntryMark
+                 and e.info.code.co_name == "raises_at_once")
+    assert log[entry + 1:entry + 3] == [3.0, 0.5]
+    handler = next(k for k in range(entry, len(log)) if type(log[k]) is BlockMark)
+    del log[entry + 1 + kept:handler]
+    tape.lint()
+    return str(tape)
+
+
+def test_an_interrupt_between_a_callees_arguments_replays_as_one_before_them():
+    """A callee's prologue cut after its first argument, the caller's handler catching the
+    interrupt: the same tape as one cut before its arguments (the replay takes all of a
+    frame's arguments before it makes a node)."""
+    cut_before = _callee_cut(0)
+    assert _callee_cut(1) == cut_before
+    assert "raises_at_once" in cut_before and "-1.0" in cut_before
+    assert "Argument v" not in cut_before     # (uncut, the callee's nodes start with them)
+    assert "Argument v = 3.0" in str(dcgraph.track(catches, 1.5)[1])
+
+
 def _interrupted_once(module, name: str, calls: list):
     """Replace ``module.name`` for one call by one that raises KeyboardInterrupt (as a timer
     handled at that call's first instruction would), appending its arguments to ``calls``."""
