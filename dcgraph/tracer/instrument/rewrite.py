@@ -81,7 +81,7 @@ class CodeInfo:
         self.made_mark = MadeMark(self) if self.generator else None
         self.listed = True               # the log slot holds a list (``instrument``)
         # the entry logs each argument value apart, not one tuple of them (listed code, not a
-        # generator: ``probes.prologue``; about 15 ns a frame, no tuple kept per frame)
+        # generator: ``probes.prologue``; 10-15 ns a frame, no tuple kept per frame)
         self.args_apart = False
         self.land_mark = LandMark(self) if self.generator else None
         self.guarded = False             # every operator site guarded (``instrument.guards``)
