@@ -69,13 +69,14 @@ class Level:
     gives back."""
 
     # Made without ``__init__`` (a class call then its fields: ``new_run`` makes the root's, the
-    # hook the next one down). ``memo``: decisions (``run._remember``); ``pair``: ``(log,
-    # hook_method)`` (see ``hook``), ``hook_method`` the one bound method handed to every
-    # frame; ``bound``: the last (object, copy, copy bound to it); ``child``: the level of the
-    # calls its frames make (itself when no answer depends on the depth); ``sites``: a list
+    # hook the next one down). ``memo``: decisions (``run._remember``), None until the first
+    # (``memo_get`` then ``NO_MEMO_GET``); ``pair``: ``(log, hook)`` (see ``hook``), ``hook``
+    # the one bound method handed to every frame; ``bound``: the last (object, copy, copy
+    # bound to it); ``child``: the level of the calls its frames make (itself when no answer
+    # depends on the depth; ``run.Run.close`` walks the levels down it); ``sites``: a list
     # of the ``SiteCache``s it filled (``forget_sites``), None until the first.
     __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
-                 "hook_method", "pair", "child", "bound", "sites")
+                 "pair", "child", "bound", "sites")
 
     def hook(self, f, site=None):
         """Log the callable; return it (primitive) or its instrumented copy (traced). ``site``:
@@ -103,7 +104,7 @@ class Level:
                                 or site.positional == entry[2].co_argcount):   # else sets
                             # it); the site takes f's next calls (one that tests no
                             # defaults, f's that bind every positional parameter there)
-                            hook = self.hook_method
+                            hook = self.pair[1]
                             if site.entry[0] is not hook:   # not listed yet (this level
                                 sites = self.sites          # lists a site it fills again
                                 if sites is None:           # only after another run's hook
@@ -154,8 +155,7 @@ class Level:
             memo = child.memo = run.shared_memo     # (None: made at its first decision)
             child.memo_get = memo.get if memo is not None else NO_MEMO_GET
             child.append, child.log = self.append, self.log
-            child.hook_method = child.hook
-            child.pair = (child.append if run.summary else child.log, child.hook_method)
+            child.pair = (child.append if run.summary else child.log, child.hook)
             child.bound, child.sites = _UNBOUND, None
             self.child = child
         run.pending = child.pair         # taken by the callee's prologue if it is traced
@@ -171,7 +171,7 @@ class Level:
                 try:                     # a call 3.11 counts: with no room for it, this
                     bound = types.MethodType(copy, obj)   # call (the deepest) runs untraced
                 except RecursionError:
-                    table = run.unsupported     # (``Run.unsupported_table`` inline: no
+                    table = run.unsupported     # (None until its first entry; no
                     if table is None:           # call here)
                         table = run.unsupported = {}
                     table[func.__code__] = _TOO_DEEP_BOUND

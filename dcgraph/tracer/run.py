@@ -80,8 +80,11 @@ class Run:
             substitution_ended(self)    # call sites may decide C callables inline again
         if self.summary:                # the hook's raw entries summarised; what hooks log
             self.log.settle()           # from now on (a generator resumed later) is dropped
-            for level in self.levels:
+            level = self.root_level
+            while level is not None:    # (``levels`` inline: no list made)
                 level.log = _DROPPED
+                child = level.child
+                level = child if child is not level else None
         if self.operators:
             self.operators = False
             GUARDING.remove(self.guard_token)
@@ -93,7 +96,7 @@ class Run:
                 for site in sites:
                     site.entry = NO_SITE_ENTRY
             child = level.child
-            level.hook_method = level.pair = level.child = None
+            level.pair = level.child = None
             if level.memo is not None:  # (a level that never decided has no memo)
                 level.memo_get = _no_entry
             level.bound = _UNBOUND
@@ -132,8 +135,10 @@ class Run:
             return None
         if not self.operators and guards_operators(target, self.ctx, self.reach_table()):
             self.guard_operators()
-        copy = instrumented_copy(target, self.unsupported_table(), self.operators,
-                                 not self.summary)
+        table = self.unsupported        # (made by its first writer)
+        if table is None:
+            table = self.unsupported = {}
+        copy = instrumented_copy(target, table, self.operators, not self.summary)
         if copy is None:
             return None
         code = target.__code__
@@ -144,8 +149,12 @@ class Run:
         if not self.operators and not self.summary:
             remember_root(target, self.ctx, tail)
         if not self.ctx.depth_dependent and (not self.summary or _long_lived(target)):
-            self.rooted = (target, tail)
-            self.memo_of(self.root_level)           # made now, with the root's entry
+            memo = self.shared_memo             # (``memo_of`` inline: no level but the
+            if memo is None:                    # root's exists yet, no call was made)
+                memo = self.shared_memo = {}
+                root = self.root_level
+                root.memo, root.memo_get = memo, memo.get
+            memo[target] = (target,) + tail                            # ``_remember``
         return copy
 
     def took_root(self, target, tail: tuple) -> None:
@@ -154,14 +163,14 @@ class Run:
         ``root`` would, and fill those calls' sites as ``Level.hook`` would fill each at its
         first call, so that a recursion's first call skips the hook too (emptied with the
         level's other sites when the run closes)."""
-        if self.ctx.depth_dependent:
-            return
-        self.rooted = (target, tail)    # memoised as the memo is made (a sixth field, ignored)
+        # memoised as the memo is made (``memo_of``; the entry's sixth field is ignored);
+        # ``roots`` knows roots under a plain ``Context`` only: no answer depends on the depth
+        self.rooted = (target, tail)
         sites = tail[4]
         if sites:                       # (most roots call themselves nowhere)
             root = self.root_level
             if root.child is root:
-                entry = (root.hook_method, target, tail[1], tail[2], tail[0])
+                entry = (root.pair[1], target, tail[1], tail[2], tail[0])     # its hook
                 for site in sites:
                     site.entry = entry
                 root.sites = list(sites)    # (None until now: no call was made yet)
@@ -219,17 +228,12 @@ class Run:
             target, tail = self.rooted
             memo[target] = (target,) + tail                            # ``_remember``
         self.shared_memo = memo
-        for level in self.levels:
+        level = self.root_level
+        while level is not None:        # (``levels`` inline: no list made)
             level.memo, level.memo_get = memo, memo.get
+            child = level.child
+            level = child if child is not level else None
         return memo
-
-    def unsupported_table(self) -> dict:
-        """code -> why it was not instrumented (the root tape's ``untraced``), made when the
-        first is written (None until then)."""
-        table = self.unsupported
-        if table is None:
-            table = self.unsupported = {}
-        return table
 
     def reach_table(self) -> dict | None:
         """Objects found clear of operators (``operator_reach``), kept alive so that their ids
@@ -267,7 +271,10 @@ class Run:
         coroutines and async generators, for the same reasons."""
         if not self.operators and guards_operators(fn, self.ctx, self.reach_table()):
             self.guard_operators()
-        copy = instrumented_copy(fn, self.unsupported_table(), self.operators, not self.summary)
+        table = self.unsupported        # (made by its first writer)
+        if table is None:
+            table = self.unsupported = {}
+        copy = instrumented_copy(fn, table, self.operators, not self.summary)
         if copy is not None and fn.__code__.co_flags & CO_RESUMABLE and (
                 self.ctx.depth_dependent or self.summary):
             return None
@@ -301,11 +308,11 @@ def new_run(ctx, log: list | None = None) -> Run:
     # no answer depends on the depth) is made at the first decision (``Run.memo_of``)
     root.child = root if kind is Level and not ctx.depth_dependent else None
     root.memo, root.memo_get, root.log, root.append = None, NO_MEMO_GET, log, append
-    root.hook_method = hook = root.hook
-    # the root frame's (log, hook): the list (listed code, ``probes.log``), or ``logged``
-    root.pair = run.pending = (append if run.summary else log, hook)
+    # the root frame's (log, hook): the list (listed code, ``probes.log``), or ``logged``;
+    # ``hook`` the one bound method handed to every frame of the level
+    root.pair = run.pending = (append if run.summary else log, root.hook)
     root.bound, root.sites = _UNBOUND, None
-    # made on first use (None until then): ``unsupported`` (``unsupported_table``), code ->
+    # made on first use (None until then): ``unsupported`` (by its first writer), code ->
     # why it was not instrumented; ``generators``, generator frame (by identity: no ``id``
     # call, which 3.11 counts, ``headroom``) -> the (log, hook) pair of its level;
     # ``live_generators``, frame -> None, started here and logging; ``dispatch``,

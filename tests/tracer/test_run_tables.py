@@ -48,7 +48,7 @@ def _tables_at_close(monkeypatch):
     return seen
 
 
-def test_a_run_whose_hook_never_decides_makes_no_memo_and_no_unsupported_table(monkeypatch):
+def test_a_run_whose_hook_never_decides_makes_no_memo_nor_unsupported(monkeypatch):
     seen = _tables_at_close(monkeypatch)
     dcgraph.track(quiet_root, 4.0)      # decided (``Run.root`` makes the memo), remembered
     assert roots.known(quiet_root, dcgraph.Context()) is not None
