@@ -114,7 +114,7 @@ def dispatch_binary(a, b, hook, fn):
         if not plan or not any(_traced(level, m) for _, m in plan) or any(
                 type(m) is _FUNCTION and not _traced(level, m) for _, m in plan):
             plan = None                   # C code only, or a method kept primitive
-        if run.shared_memo is not None:   # (a depth-dependent context decides per call)
+        if not run.ctx.depth_dependent:   # (a depth-dependent context decides per call)
             run.dispatch[key] = plan
     if plan is None:
         return _native(level, fn, (a, b))

@@ -43,6 +43,16 @@ _BUILTIN_CALLABLES = frozenset({types.BuiltinFunctionType, types.MethodWrapperTy
                                 types.ClassMethodDescriptorType})
 
 
+def _no_entry(_key):
+    """A level's ``memo_get`` once its run closed."""
+    return None
+
+
+# a level's ``memo_get`` while it has no memo (``run.Run.memo_of``): finds nothing, and is a
+# C call the hook may make at the recursion limit (a Python function there would fail)
+NO_MEMO_GET = {}.get
+
+
 # a traced entry's last field when f's code takes no keyword-only parameter: its calls never
 # read ``__kwdefaults__``, so the hook skips that attribute (about 30 ns a call)
 ANY_KWDEFAULTS = object()
@@ -59,13 +69,14 @@ class Level:
     gives back."""
 
     # Made without ``__init__`` (a class call then its fields: ``new_run`` makes the root's, the
-    # hook the next one down). ``memo``: decisions (``run._remember``); ``pair``: ``(log,
-    # hook_method)`` (see ``hook``), ``hook_method`` the one bound method handed to every
-    # frame; ``bound``: the last (object, copy, copy bound to it); ``child``: the level of the
-    # calls its frames make (itself when no answer depends on the depth); ``sites``: a list
+    # hook the next one down). ``memo``: decisions (``run._remember``), None until the first
+    # (``memo_get`` then ``NO_MEMO_GET``); ``pair``: ``(log, hook)`` (see ``hook``), ``hook``
+    # the one bound method handed to every frame; ``bound``: the last (object, copy, copy
+    # bound to it); ``child``: the level of the calls its frames make (itself when no answer
+    # depends on the depth; ``run.Run.close`` walks the levels down it); ``sites``: a list
     # of the ``SiteCache``s it filled (``forget_sites``), None until the first.
     __slots__ = ("run", "depth", "child_depth", "memo", "memo_get", "log", "append",
-                 "hook_method", "pair", "child", "bound", "sites")
+                 "pair", "child", "bound", "sites")
 
     def hook(self, f, site=None):
         """Log the callable; return it (primitive) or its instrumented copy (traced). ``site``:
@@ -93,7 +104,7 @@ class Level:
                                 or site.positional == entry[2].co_argcount):   # else sets
                             # it); the site takes f's next calls (one that tests no
                             # defaults, f's that bind every positional parameter there)
-                            hook = self.hook_method
+                            hook = self.pair[1]
                             if site.entry[0] is not hook:   # not listed yet (this level
                                 sites = self.sites          # lists a site it fills again
                                 if sites is None:           # only after another run's hook
@@ -138,15 +149,15 @@ class Level:
         if child is None:                # Level(run, depth + 1), spelled out: no deeper frame
             if run.closed:
                 return f                 # a generator of this run resumed after it ended
-            child = self.child = run.level_class()
+            child = run.level_class()   # (linked last: ``Run.close`` walks the links)
             child.run, child.depth, child.child_depth, child.child = \
                 run, self.child_depth, self.child_depth + 1, None
-            child.memo = run.shared_memo if run.shared_memo is not None else {}
-            child.memo_get, child.append, child.log = child.memo.get, self.append, self.log
-            child.hook_method = child.hook
-            child.pair = (child.append if run.summary else child.log, child.hook_method)
+            memo = child.memo = run.shared_memo     # (None: made at its first decision)
+            child.memo_get = memo.get if memo is not None else NO_MEMO_GET
+            child.append, child.log = self.append, self.log
+            child.pair = (child.append if run.summary else child.log, child.hook)
             child.bound, child.sites = _UNBOUND, None
-            run.levels.append(child)
+            self.child = child
         run.pending = child.pair         # taken by the callee's prologue if it is traced
         if type(entry) is tuple and entry[0] is func:
             copy = entry[1]
@@ -160,7 +171,10 @@ class Level:
                 try:                     # a call 3.11 counts: with no room for it, this
                     bound = types.MethodType(copy, obj)   # call (the deepest) runs untraced
                 except RecursionError:
-                    run.unsupported[func.__code__] = _TOO_DEEP_BOUND
+                    table = run.unsupported     # (None until its first entry; no
+                    if table is None:           # call here)
+                        table = run.unsupported = {}
+                    table[func.__code__] = _TOO_DEEP_BOUND
                     return f
                 self.bound = (obj, copy, bound)
                 return bound
@@ -172,7 +186,10 @@ class Level:
             return with_room(run.decide, f, self)       # runs under the run's limit)
         except RecursionError:           # no room even for that: this call runs untraced,
             if type(func) is types.FunctionType:    # unmemoised
-                run.unsupported[func.__code__] = _TOO_DEEP
+                table = run.unsupported         # (inline, as above)
+                if table is None:
+                    table = run.unsupported = {}
+                table[func.__code__] = _TOO_DEEP
             return f
 
     def forget_sites(self) -> None:

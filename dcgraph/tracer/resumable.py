@@ -101,5 +101,5 @@ def resumed(mark, frame, sent, hook):
     log.append(mark)
     log.append(frame)
     log.append(sent)
-    return level.pair                   # (log, hook): ``hook`` is its ``hook_method``
+    return level.pair                   # (log, hook): ``hook`` is the level's one bound hook
 

@@ -16,7 +16,8 @@ from .copies import instrumented_copy
 from .current_run import _CLOSED_PAIR
 from .inline_calls import NO_SITE_ENTRY, substitution_ended
 from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
-from .recorder import ANY_KWDEFAULTS, Level, SubstitutingLevel, _UNBOUND
+from .recorder import ANY_KWDEFAULTS, NO_MEMO_GET, Level, SubstitutingLevel, _UNBOUND, \
+    _no_entry
 from .roots import remember as remember_root
 
 __all__ = ["Run", "new_run"]
@@ -53,10 +54,20 @@ def _remember(memo: dict, f, decision) -> None:
 class Run:
     """One ``track`` call: its log, context and per-depth decisions (made by ``new_run``)."""
 
-    __slots__ = ("ctx", "summary", "shared_memo", "level_class", "log", "levels", "pending",
-                 "unsupported", "generators", "live_generators", "closed", "log_end",
-                 "constructors", "operators", "dispatch", "guard_token", "frames", "reached",
-                 "__weakref__")
+    __slots__ = ("ctx", "summary", "shared_memo", "level_class", "log", "root_level",
+                 "rooted", "pending", "unsupported", "generators", "live_generators", "closed",
+                 "log_end", "constructors", "operators", "dispatch", "guard_token", "frames",
+                 "reached", "__weakref__")
+
+    @property
+    def levels(self) -> list:
+        """The run's levels, the root's first (each level's ``child`` is the next; the last
+        has None, or is its own child when no answer depends on the depth); [] once closed."""
+        levels, level = [], self.root_level
+        while level is not None and level not in levels:
+            levels.append(level)
+            level = level.child
+        return levels
 
     def close(self) -> None:
         """The run is over: drop the levels, which refer back to the run, so the run is freed
@@ -69,25 +80,33 @@ class Run:
             substitution_ended(self)    # call sites may decide C callables inline again
         if self.summary:                # the hook's raw entries summarised; what hooks log
             self.log.settle()           # from now on (a generator resumed later) is dropped
-            for level in self.levels:
+            level = self.root_level
+            while level is not None:    # (``levels`` inline: no list made)
                 level.log = _DROPPED
+                child = level.child
+                level = child if child is not level else None
         if self.operators:
             self.operators = False
             GUARDING.remove(self.guard_token)
-        for level in self.levels:
+        level, self.root_level = self.root_level, None     # the levels, down their ``child``
+        while level is not None:
             sites = level.sites
             if sites is not None:       # ``Level.forget_sites`` inline (a call less)
                 level.sites = None
                 for site in sites:
                     site.entry = NO_SITE_ENTRY
-            level.hook_method = level.pair = level.child = None
-            level.bound, level.memo_get = _UNBOUND, _no_entry
+            child = level.child
+            level.pair = level.child = None
+            if level.memo is not None:  # (a level that never decided has no memo)
+                level.memo_get = _no_entry
+            level.bound = _UNBOUND
+            level = child if child is not level else None
         self.pending = _CLOSED_PAIR     # (no frame takes it: a closed run is never current)
-        self.levels.clear()
-        self.shared_memo = self.constructors = self.dispatch = None
         # (the memo and the tables keep the callables they saw alive)
-        if self.reached:
-            self.reached = None
+        if self.shared_memo is not None:
+            self.shared_memo = None
+        if self.constructors is not None or self.dispatch is not None or self.reached:
+            self.constructors = self.dispatch = self.reached = None
 
     def guard_operators(self) -> None:
         """From now on, calls run the guarded variant of their code (``instrument.guards``)
@@ -97,8 +116,10 @@ class Run:
             self.operators = True
             self.guard_token = object()
             GUARDING.append(self.guard_token)
+            self.rooted = None          # (the root's entry is not made, see ``memo_of``)
             for level in self.levels:
-                level.memo.clear()
+                if level.memo is not None:
+                    level.memo.clear()
                 level.forget_sites()
 
     def root(self, target):
@@ -114,7 +135,10 @@ class Run:
             return None
         if not self.operators and guards_operators(target, self.ctx, self.reach_table()):
             self.guard_operators()
-        copy = instrumented_copy(target, self.unsupported, self.operators, not self.summary)
+        table = self.unsupported        # (made by its first writer)
+        if table is None:
+            table = self.unsupported = {}
+        copy = instrumented_copy(target, table, self.operators, not self.summary)
         if copy is None:
             return None
         code = target.__code__
@@ -124,8 +148,13 @@ class Run:
                 if code.co_kwonlyargcount else ANY_KWDEFAULTS)
         if not self.operators and not self.summary:
             remember_root(target, self.ctx, tail)
-        if self.shared_memo is not None and (not self.summary or _long_lived(target)):
-            self.shared_memo[target] = (target,) + tail                # ``_remember``
+        if not self.ctx.depth_dependent and (not self.summary or _long_lived(target)):
+            memo = self.shared_memo             # (``memo_of`` inline: no level but the
+            if memo is None:                    # root's exists yet, no call was made)
+                memo = self.shared_memo = {}
+                root = self.root_level
+                root.memo, root.memo_get = memo, memo.get
+            memo[target] = (target,) + tail                            # ``_remember``
         return copy
 
     def took_root(self, target, tail: tuple) -> None:
@@ -134,15 +163,14 @@ class Run:
         ``root`` would, and fill those calls' sites as ``Level.hook`` would fill each at its
         first call, so that a recursion's first call skips the hook too (emptied with the
         level's other sites when the run closes)."""
-        memo = self.shared_memo
-        if memo is None:
-            return
-        memo[target] = (target,) + tail            # ``_remember`` (a sixth field, ignored)
+        # memoised as the memo is made (``memo_of``; the entry's sixth field is ignored);
+        # ``roots`` knows roots under a plain ``Context`` only: no answer depends on the depth
+        self.rooted = (target, tail)
         sites = tail[4]
         if sites:                       # (most roots call themselves nowhere)
-            root = self.levels[0]
+            root = self.root_level
             if root.child is root:
-                entry = (root.hook_method, target, tail[1], tail[2], tail[0])
+                entry = (root.pair[1], target, tail[1], tail[2], tail[0])     # its hook
                 for site in sites:
                     site.entry = entry
                 root.sites = list(sites)    # (None until now: no call was made yet)
@@ -151,6 +179,12 @@ class Run:
         """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""
         if self.closed:
             return f                     # a generator of this run resumed after it ended
+        rooted = self.rooted
+        if rooted is not None and rooted[0] is f and level.memo is None:
+            entry = self.memo_of(level)[f]  # the root, before the memo was made: as the
+            if entry[2] is f.__code__ and entry[3] is f.__defaults__ and (   # hook's test
+                    entry[4] is ANY_KWDEFAULTS or entry[4] is f.__kwdefaults__):
+                return entry[1]
         if type(f) is _METHOD and type(f.__func__) is not _FUNCTION \
                 and plain_c_method(f):   # a C object's C method (``rng.random``): decided
             return f                     # once per pair of classes (``PLAIN_METHODS``), and
@@ -163,7 +197,7 @@ class Run:
             traced = self.instrumented_function(target)
             if traced is not None:
                 if not self.summary or _long_lived(target):
-                    _remember(level.memo, target, traced)
+                    _remember(self.memo_of(level), target, traced)
                 return traced if target is f else types.MethodType(traced, f.__self__)
         elif type(f) not in _C_CALLABLES and (f if isinstance(f, type) else type(f)).__flags__ \
                 & _HEAPTYPE:                             # a user class or a callable object
@@ -176,8 +210,30 @@ class Run:
                 and traced_target(target, self.constructor_table()) is not None:
             target = f               # a callable object called directly would be traced
         if not self.summary or _long_lived(target):
-            _remember(level.memo, target, _PRIMITIVE)   # a bound method: its function
+            _remember(self.memo_of(level), target, _PRIMITIVE)   # a bound method: its function
         return f
+
+    def memo_of(self, level: Level) -> dict:
+        """``level``'s memo, made at its first decision (a level that never decides has none,
+        and its ``memo_get`` finds nothing): shared by every level when no answer depends on
+        the depth (``shared_memo``), with the root's entry (``rooted``) if it has one."""
+        memo = level.memo
+        if memo is not None:
+            return memo
+        memo = {}
+        if self.ctx.depth_dependent:
+            level.memo, level.memo_get = memo, memo.get
+            return memo
+        if self.rooted is not None:
+            target, tail = self.rooted
+            memo[target] = (target,) + tail                            # ``_remember``
+        self.shared_memo = memo
+        level = self.root_level
+        while level is not None:        # (``levels`` inline: no list made)
+            level.memo, level.memo_get = memo, memo.get
+            child = level.child
+            level = child if child is not level else None
+        return memo
 
     def reach_table(self) -> dict | None:
         """Objects found clear of operators (``operator_reach``), kept alive so that their ids
@@ -215,7 +271,10 @@ class Run:
         coroutines and async generators, for the same reasons."""
         if not self.operators and guards_operators(fn, self.ctx, self.reach_table()):
             self.guard_operators()
-        copy = instrumented_copy(fn, self.unsupported, self.operators, not self.summary)
+        table = self.unsupported        # (made by its first writer)
+        if table is None:
+            table = self.unsupported = {}
+        copy = instrumented_copy(fn, table, self.operators, not self.summary)
         if copy is not None and fn.__code__.co_flags & CO_RESUMABLE and (
                 self.ctx.depth_dependent or self.summary):
             return None
@@ -242,30 +301,26 @@ def new_run(ctx, log: list | None = None) -> Run:
     # (a plain ``Context`` substitutes nothing: no call asks it)
     kind = run.level_class = Level if type(ctx) is _CONTEXT or not ctx.substitutes() \
         else SubstitutingLevel
-    memo = run.shared_memo = {} if not ctx.depth_dependent else None
-    root = kind()                   # the root's level, always needed
+    root = run.root_level = kind()  # the root's level, always needed
     root.run, root.depth, root.child_depth = run, 0, 1
-    if memo is None:
-        memo, root.child = {}, None
-    elif kind is Level:
-        root.child = root           # no answer depends on the depth: one level
-    else:
-        root.child = None
-    root.memo, root.memo_get, root.log, root.append = memo, memo.get, log, append
-    root.hook_method = hook = root.hook
-    # the root frame's (log, hook): the list (listed code, ``probes.log``), or ``logged``
-    root.pair = run.pending = (append if run.summary else log, hook)
+    # one level for every depth (no answer depends on it, nothing substituted), else a
+    # level per depth, made by the hook (``Level.child``); the memo (``shared_memo`` when
+    # no answer depends on the depth) is made at the first decision (``Run.memo_of``)
+    root.child = root if kind is Level and not ctx.depth_dependent else None
+    root.memo, root.memo_get, root.log, root.append = None, NO_MEMO_GET, log, append
+    # the root frame's (log, hook): the list (listed code, ``probes.log``), or ``logged``;
+    # ``hook`` the one bound method handed to every frame of the level
+    root.pair = run.pending = (append if run.summary else log, root.hook)
     root.bound, root.sites = _UNBOUND, None
-    run.levels = [root]
-    # ``unsupported``: code -> why it was not instrumented. The other tables are made on
-    # first use (None until then): ``generators``, generator frame (by identity: no ``id``
+    # made on first use (None until then): ``unsupported`` (by its first writer), code ->
+    # why it was not instrumented; ``generators``, generator frame (by identity: no ``id``
     # call, which 3.11 counts, ``headroom``) -> the (log, hook) pair of its level;
     # ``live_generators``, frame -> None, started here and logging; ``dispatch``,
-    # ``operators``' decisions; ``constructors`` (``constructor_table``). ``log_end``:
-    # len(log) at close (a generator resumed later logs past it). ``operators``: guards on.
-    run.unsupported = {}
-    run.generators = run.live_generators = run.dispatch = run.constructors = \
-        run.log_end = None
+    # ``operators``' decisions; ``constructors`` (``constructor_table``); ``shared_memo``.
+    # ``rooted``: the root's ``(target, tail)`` for the memo. ``log_end``: len(log) at close
+    # (a generator resumed later logs past it). ``operators``: guards on.
+    run.unsupported = run.generators = run.live_generators = run.dispatch = \
+        run.constructors = run.shared_memo = run.rooted = run.log_end = None
     run.closed = run.operators = False
     return run
 
@@ -273,7 +328,3 @@ def new_run(ctx, log: list | None = None) -> Run:
 def _long_lived(f) -> bool:
     from .summary import long_lived
     return long_lived(f)
-
-
-def _no_entry(_key):
-    return None
