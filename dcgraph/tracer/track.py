@@ -142,15 +142,14 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         return result, _tape(run, f, target, traced, args, kwargs, log.summarise(result), False)
     if traced is None:
         return result, _tape(run, f, target, traced, args, kwargs, result, False)
-    # ``_tape``'s common path inline (a traced root keeping values), its ``_build`` bound to
-    # the tuple of what it needs (one small object per run; a ``functools.partial`` with
-    # keywords cost three times as much), stored as ``tape.defer`` would store it
-    tape = _blank(Tape)            # ``Tape(code, fn)`` less its class call (40 ns): the
-    tape.code, tape.fn, tape._nodes = target.__code__, target, []     # fields it sets
-    tape.result = result
+    # ``_tape``'s common path inline (a traced root keeping values): a ``RootTape`` without
+    # ``__init__`` (its class call costs 40 ns), its fields stored, ``_outcome`` the tuple
+    # its class's ``_build`` reads (no bound method per run)
+    tape = _blank(RootTape)
+    tape.code, tape.fn, tape.result = target.__code__, target, result
     if run.unsupported:
         tape.untraced = run.unsupported
-    tape._build = MethodType(_build, (run, f, args, kwargs, None, result, False))
+    tape._outcome = (run, f, args, kwargs, None, result, False)
     return result, tape
 
 
@@ -173,7 +172,8 @@ def _attach(exc: BaseException, tape: Tape) -> None:
 def _tape(run: Run, f, target, traced, args, kwargs, outcome, raised: bool) -> Tape:
     """The root tape of a run that ended with ``outcome`` (its result, or the exception it
     raised when ``raised``); ``target``: ``f``, or its function when ``f`` is a bound method."""
-    tape = Tape(getattr(target, "__code__", None), target)
+    # (a traced root's tape is built from the log on first access: a ``RootTape``)
+    tape = (Tape if traced is None else RootTape)(getattr(target, "__code__", None), target)
     tape.result, tape.raised = outcome, raised
     if run.unsupported:
         tape.untraced = run.unsupported
@@ -186,20 +186,37 @@ def _tape(run: Run, f, target, traced, args, kwargs, outcome, raised: bool) -> T
         _primitive_root(tape, f, args, kwargs, exc, result, raised)
         return tape
 
-    # ``_build`` bound to the tuple of what it needs: one small object per run (a
-    # ``functools.partial`` with keywords cost three times as much, per ``track``); stored as
-    # ``tape.defer`` would store it (a method call less)
-    tape._build = MethodType(_build, (run, f, args, kwargs, exc, result, raised))
+    tape._outcome = (run, f, args, kwargs, exc, result, raised)
     return tape
 
 
-def _build(outcome: tuple, tape: Tape) -> None:
-    """Replay the run's log into ``tape`` (called once, by ``Tape.nodes``, bound to
-    ``outcome``: the run, ``f``, its arguments, and how it ended). The replay keeps its own
-    stack of frames (no recursion limit) and runs with the cyclic collector paused
+def _build(tape: RootTape) -> None:
+    """Replay the run's log into ``tape`` (``RootTape._build``, called once, by
+    ``Tape.nodes``), from its ``_outcome``: the run, ``f``, its arguments, and how it ended
+    (dropped once built or failed: the run and the arguments live as long as the tape only
+    until then; kept when interrupted, for the next access). The replay keeps its own stack
+    of frames (no recursion limit) and runs with the cyclic collector paused
     (``collector.collector_paused``: restored afterwards, overlapping builds counted)."""
-    with collector_paused():
-        _replay_into(tape, *outcome)
+    tape._nodes = []
+    try:
+        with collector_paused():
+            _replay_into(tape, *tape._outcome)
+    except Exception:
+        tape._outcome = None
+        raise
+    tape._outcome = None
+
+
+class RootTape(Tape):
+    """A traced run's root tape, built from the run's log on first access (``Tape.defer``'s
+    lazy build, with its builder a class attribute: ``track`` makes one per run).
+
+    ``_outcome``: ``(run, f, args, kwargs, exc, result, raised)`` until the build (``run``:
+    the run whose log it replays), then None."""
+
+    _build = staticmethod(_build)
+    _nodes = ()         # (``_build`` makes the list)
+    _outcome = None
 
 
 def _replay_into(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> None:

@@ -182,11 +182,10 @@ def test_an_interrupt_in_the_roots_prologue_leaves_a_tape_that_lints():
     two (seen under load with the timer above) leaves a log with the mark alone. The replay
     ends the root with a Raise of that exception and no Argument nodes."""
     _, tape = dcgraph.track(square, 3.0)
-    build = tape._build                        # the lazy build, bound to the run's outcome
-    run, f, args, kwargs = build.__self__[:4]
+    run, f, args, kwargs = tape._outcome[:4]   # what the lazy build replays (``RootTape``)
     del run.log[1:]                            # the entry mark alone, as if interrupted there
     exc = KeyboardInterrupt()
-    tape._build = type(build)(build.__func__, (run, f, args, kwargs, exc, None, True))
+    tape._outcome = (run, f, args, kwargs, exc, None, True)
     tape.result, tape.raised = exc, True
     tape.lint()
     assert [type(n).__name__ for n in tape.nodes] == ["Raise"]
@@ -198,12 +197,11 @@ def test_an_interrupt_between_the_roots_arguments_leaves_no_argument_node():
     first of two (an interrupt between their appends) replays as one cut before both, a Raise
     and no Argument node."""
     _, tape = dcgraph.track(square, 3.0)
-    build = tape._build
-    run, f, args, kwargs = build.__self__[:4]
+    run, f, args, kwargs = tape._outcome[:4]
     assert run.log[1:3] == [3.0, 1.0]          # v, then w (its default), each apart
     del run.log[2:]                            # the mark and v: interrupted before w
     exc = KeyboardInterrupt()
-    tape._build = type(build)(build.__func__, (run, f, args, kwargs, exc, None, True))
+    tape._outcome = (run, f, args, kwargs, exc, None, True)
     tape.result, tape.raised = exc, True
     tape.lint()
     assert [type(n).__name__ for n in tape.nodes] == ["Raise"]
@@ -226,7 +224,7 @@ def _callee_cut(kept: int):
     from dcgraph.tracer.events import BlockMark, EntryMark
     result, tape = dcgraph.track(catches, 1.5)
     assert result == -1.0
-    log = tape._build.__self__[0].log
+    log = tape._outcome[0].log
     entry = next(k for k, e in enumerate(log) if type(e) is EntryMark
                  and e.info.code.co_name == "raises_at_once")
     assert log[entry + 1:entry + 3] == [3.0, 0.5]

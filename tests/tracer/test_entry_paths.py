@@ -320,11 +320,14 @@ def test_a_root_tape_made_without_init_has_the_fields_init_sets():
     # ``track`` makes a traced root's tape without ``Tape.__init__`` (its fields set inline):
     # a field ``__init__`` gains must be set there too
     from dcgraph.tape import Tape
+    from dcgraph.tracer.track import RootTape
     dcgraph.track(identity, 1)                      # decided, then remembered
     result, tape = dcgraph.track(identity, 2)
     made = Tape(identity.__code__, identity)
-    assert result == 2 and type(tape) is Tape
-    assert vars(tape).keys() - {"result", "_build"} == vars(made).keys()
-    assert tape.code is identity.__code__ and tape.fn is identity and tape._nodes == []
+    assert result == 2 and type(tape) is RootTape and isinstance(tape, Tape)
+    # (``_nodes``: made by the build; ``_outcome``: what it replays, dropped once built)
+    assert vars(tape).keys() - {"result", "_outcome"} == vars(made).keys() - {"_nodes"}
+    assert tape.code is identity.__code__ and tape.fn is identity and tape._outcome[0].closed
     assert str(tape) == str(dcgraph.track(identity, 2)[1])
     tape.lint()
+    assert tape._outcome is None and type(tape._nodes) is list   # built: the run let go

@@ -59,7 +59,7 @@ def _sites(f) -> list:
 def _log(f, *args) -> list:
     """The raw event log of ``track(f, *args)``."""
     _, tape = dcgraph.track(f, *args)
-    return tape._build.__self__[0].log
+    return tape._outcome[0].log
 
 
 def test_a_filled_site_logs_nothing_and_the_tape_is_the_deciding_paths():

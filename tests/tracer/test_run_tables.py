@@ -32,7 +32,7 @@ def countdown(n):
 
 
 def _run_of(tape):
-    return tape._build.__self__[0]      # (before the build consumes it)
+    return tape._outcome[0]      # (``RootTape``: before the build consumes it)
 
 
 def _tables_at_close(monkeypatch):

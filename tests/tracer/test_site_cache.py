@@ -273,7 +273,7 @@ def test_a_remembered_roots_recursion_skips_the_hook_from_its_first_call():
 def test_self_sites_keep_nothing_of_the_run():
     dcgraph.track(countdown, 2, 1)
     result, tape = dcgraph.track(countdown, 3, 1)       # a remembered root: sites filled
-    run = weakref.ref(tape._build.__self__[0])          # (before the build consumes it)
+    run = weakref.ref(tape._outcome[0])                 # (before the build consumes it)
     assert result == 0 and _depths(tape) == 3
     del tape
     gc.collect()
