@@ -88,6 +88,10 @@ class Run:
         if self.operators:
             self.operators = False
             GUARDING.remove(self.guard_token)
+        rooted = self.rooted
+        if rooted is not None and rooted[1][4]:     # the root's self sites (``took_root``)
+            for site in rooted[1][4]:
+                site.entry = NO_SITE_ENTRY
         level, self.root_level = self.root_level, None     # the levels, down their ``child``
         while level is not None:
             sites = level.sites
@@ -116,7 +120,10 @@ class Run:
             self.operators = True
             self.guard_token = object()
             GUARDING.append(self.guard_token)
-            self.rooted = None          # (the root's entry is not made, see ``memo_of``)
+            rooted, self.rooted = self.rooted, None     # (its entry is not made, ``memo_of``)
+            if rooted is not None:      # the root's self sites (``took_root``)
+                for site in rooted[1][4]:
+                    site.entry = NO_SITE_ENTRY
             for level in self.levels:
                 if level.memo is not None:
                     level.memo.clear()
@@ -161,8 +168,9 @@ class Run:
         """The run's root ``target`` was remembered (``roots.known`` gave ``tail``, the memo
         entry less its key, plus the copy's calls of ``target`` itself): memoise it as
         ``root`` would, and fill those calls' sites as ``Level.hook`` would fill each at its
-        first call, so that a recursion's first call skips the hook too (emptied with the
-        level's other sites when the run closes)."""
+        first call, so that a recursion's first call skips the hook too (emptied from
+        ``rooted`` when the run closes or switches its guards on: the root level's ``sites``
+        keeps only those the hook fills)."""
         # memoised as the memo is made (``memo_of``; the entry's sixth field is ignored);
         # ``roots`` knows roots under a plain ``Context`` only: no answer depends on the depth
         self.rooted = (target, tail)
@@ -171,9 +179,8 @@ class Run:
             root = self.root_level
             if root.child is root:
                 entry = (root.pair[1], target, tail[1], tail[2], tail[0])     # its hook
-                for site in sites:
-                    site.entry = entry
-                root.sites = list(sites)    # (None until now: no call was made yet)
+                for site in sites:      # (no copy of them in ``root.sites``: a list
+                    site.entry = entry      # made per run)
 
     def decide(self, f, level: Level):
         """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""
