@@ -26,6 +26,7 @@ __all__ = ["track", "traced_call"]
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
 _blank = object.__new__        # an instance without ``__init__``
 _HOOK_FRAMES = 1               # the call hook's frame, at the deepest point (``headroom``)
+_IDLE = type(_recorder_state).run   # a thread's current run until it first sets its own
 
 
 def _checked() -> tuple:
@@ -100,13 +101,15 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     call = f
     if traced is not None:
         call = traced if target is f else MethodType(traced, f.__self__)
-    state = _recorder_state
-    previous = state.run             # one thread-local read and one write each way
+    # the thread's own dict of ``_state`` (``threading.local``'s ``__dict__``): a dict read
+    # and write each way, half the cost of the local's attribute read and writes (50 ns)
+    state = _recorder_state.__dict__
+    previous = state.get("run", _IDLE)
     run.frames = frames = previous.frames + callers + 1
     filters = returned = None
     try:        # the run's start and end inside: an interrupt anywhere leaves the thread's
         try:    # current run, the recursion limit and a user's trace function as they were
-            state.run = run
+            state["run"] = run
             # None unless the user set a trace or profile function (two C calls first)
             if gettrace() is not None or getprofile() is not None:
                 filters = screen(run.log)
@@ -120,7 +123,7 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
                 if filters is not None:
                     filters.restore()
             finally:
-                state.run = previous
+                state["run"] = previous
                 try:
                     narrowed(run)
                 except BaseException:           # an interrupt as it began: once more
