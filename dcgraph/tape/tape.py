@@ -44,7 +44,8 @@ class Tape(TapeViews):
     _build: Callable[["Tape"], None] | None = None   # fills this tape (``defer``)
     _lock = None       # made by the first build (``_run_build``)
 
-    # (``track`` makes a root tape without ``__init__``, setting the same three fields)
+    # (``track`` makes a root tape, a ``tracer.track.RootTape``, without ``__init__``: it sets
+    # the same fields, ``_nodes`` excepted, which its build makes)
     def __init__(self, code=None, fn=None, parent: NestedCall | None = None):
         self.code, self.fn, self._nodes = code, fn, []
         if parent is not None:

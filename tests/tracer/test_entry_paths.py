@@ -331,3 +331,22 @@ def test_a_root_tape_made_without_init_has_the_fields_init_sets():
     assert str(tape) == str(dcgraph.track(identity, 2)[1])
     tape.lint()
     assert tape._outcome is None and type(tape._nodes) is list   # built: the run let go
+
+
+def test_a_root_tape_whose_build_fails_drops_its_outcome(monkeypatch):
+    # ``RootTape._outcome`` holds the run until the build: a failed build drops it too; the
+    # failure is kept and raised again, the replay not run twice
+    dcgraph.track(identity, 1)
+    _, tape = dcgraph.track(identity, 2)
+    assert tape._outcome[0].closed and tape._outcome[5] == 2
+    calls = []
+
+    def broken(*_):
+        calls.append(1)
+        raise ValueError("replay failed")
+    monkeypatch.setattr(tracker, "_replay_into", broken)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="replay failed"):
+            tape.nodes
+        assert tape._outcome is None
+    assert calls == [1]
