@@ -171,7 +171,8 @@ class Run:
         first call, so that a recursion's first call skips the hook too (emptied from
         ``rooted`` when the run closes or switches its guards on: the root level's ``sites``
         keeps only those the hook fills)."""
-        # memoised as the memo is made (``memo_of``; the entry's sixth field is ignored);
+        # memoised as the memo is made (``memo_of``; the entry's sixth field is ignored; a
+        # root with no self sites: ``track.traced_call`` stores ``rooted`` itself);
         # ``roots`` knows roots under a plain ``Context`` only: no answer depends on the depth
         self.rooted = (target, tail)
         sites = tail[4]

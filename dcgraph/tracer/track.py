@@ -24,7 +24,6 @@ from ..tape import Argument, PrimitiveCall, Raise, Return, Tape
 __all__ = ["track", "traced_call"]
 
 _DEFAULT_CONTEXT = Context()   # the default policy holds no state
-_blank = object.__new__        # an instance without ``__init__``
 _HOOK_FRAMES = 1               # the call hook's frame, at the deepest point (``headroom``)
 _IDLE = type(_recorder_state).run   # a thread's current run until it first sets its own
 
@@ -95,8 +94,11 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         and not run.operators else None
     if tail is None:
         traced = run.root(target)
-    else:
+    elif tail[4]:       # its calls of itself: their sites filled as well
         run.took_root(target, tail)
+        traced = tail[0]
+    else:               # ``Run.took_root`` inline where the root calls itself nowhere (one
+        run.rooted = (target, tail)       # store; the call cost 50 ns per ``track``)
         traced = tail[0]
     call = f
     if traced is not None:
@@ -145,10 +147,9 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
         return result, _tape(run, f, target, traced, args, kwargs, log.summarise(result), False)
     if traced is None:
         return result, _tape(run, f, target, traced, args, kwargs, result, False)
-    # ``_tape``'s common path inline (a traced root keeping values): a ``RootTape`` without
-    # ``__init__`` (its class call costs 40 ns), its fields stored, ``_outcome`` the tuple
-    # its class's ``_build`` reads (no bound method per run)
-    tape = _blank(RootTape)
+    # ``_tape``'s common path inline (a traced root keeping values): a ``RootTape``, its
+    # fields stored, ``_outcome`` the tuple its class's ``_build`` reads (no bound method)
+    tape = RootTape()
     tape.code, tape.fn, tape.result = target.__code__, target, result
     if run.unsupported:
         tape.untraced = run.unsupported
@@ -175,8 +176,11 @@ def _attach(exc: BaseException, tape: Tape) -> None:
 def _tape(run: Run, f, target, traced, args, kwargs, outcome, raised: bool) -> Tape:
     """The root tape of a run that ended with ``outcome`` (its result, or the exception it
     raised when ``raised``); ``target``: ``f``, or its function when ``f`` is a bound method."""
-    # (a traced root's tape is built from the log on first access: a ``RootTape``)
-    tape = (Tape if traced is None else RootTape)(getattr(target, "__code__", None), target)
+    if traced is None:
+        tape = Tape(getattr(target, "__code__", None), target)
+    else:                          # built from the log on first access
+        tape = RootTape()
+        tape.code, tape.fn = target.__code__, target
     tape.result, tape.raised = outcome, raised
     if run.unsupported:
         tape.untraced = run.unsupported
@@ -212,7 +216,8 @@ def _build(tape: RootTape) -> None:
 
 class RootTape(Tape):
     """A traced run's root tape, built from the run's log on first access (``Tape.defer``'s
-    lazy build, with its builder a class attribute: ``track`` makes one per run).
+    lazy build, with its builder a class attribute: ``track`` makes one per run). Made by
+    ``RootTape()`` (no arguments), then its ``code`` and ``fn`` stored.
 
     ``_outcome``: ``(run, f, args, kwargs, exc, result, raised)`` until the build (``run``:
     the run whose log it replays), then None."""
@@ -220,6 +225,9 @@ class RootTape(Tape):
     _build = staticmethod(_build)
     _nodes = ()         # (``_build`` makes the list)
     _outcome = None
+    # no Python ``__init__`` (``Tape``'s): the class call then costs less than
+    # ``object.__new__(RootTape)`` (40-90 ns per ``track``, measured)
+    __init__ = object.__init__
 
 
 def _replay_into(tape: Tape, run: Run, f, args, kwargs, exc, result, raised) -> None:

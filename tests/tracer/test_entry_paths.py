@@ -317,7 +317,8 @@ def identity(x):
 
 
 def test_a_root_tape_made_without_init_has_the_fields_init_sets():
-    # ``track`` makes a traced root's tape without ``Tape.__init__`` (its fields set inline):
+    # ``track`` makes a traced root's tape without ``Tape.__init__`` (``RootTape()``, its
+    # fields set inline):
     # a field ``__init__`` gains must be set there too
     from dcgraph.tape import Tape
     from dcgraph.tracer.track import RootTape

@@ -199,8 +199,8 @@ def _two_builds(fn, args, **options):
     assert outcome is not None, "the tape was built already"
     fused = len(tape.nodes)
     with unfused():
-        again = RootTape(tape.code, tape.fn)
-        again._outcome = outcome
+        again = RootTape()
+        again.code, again.fn, again._outcome = tape.code, tape.fn, outcome
         again.nodes
     return tape, again, fused
 

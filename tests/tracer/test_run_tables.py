@@ -74,6 +74,23 @@ def test_the_memo_is_made_at_the_first_decision_with_the_roots_entry(monkeypatch
     assert [n.fn for n in tape.nodes if n.kind == "NestedCall"] == [helper]
 
 
+def test_a_remembered_root_calling_itself_nowhere_gets_its_memo_entry(monkeypatch):
+    # ``traced_call`` stores ``rooted`` itself for such a root (``took_root`` inline): the
+    # memo, made at the first decision (``helper``), starts with the root's entry
+    seen = _tables_at_close(monkeypatch)
+    dcgraph.track(calls_helper, 4)
+    tail = roots.known(calls_helper, dcgraph.Context())
+    assert tail is not None and tail[4] == ()          # no self sites
+    result, tape = dcgraph.track(calls_helper, 5)
+    assert result == 11
+    run = _run_of(tape)
+    assert run.rooted == (calls_helper, tail)
+    memo = seen[-1][0]
+    assert memo[calls_helper] == (calls_helper,) + tail and memo[helper][0] is helper
+    tape.lint()
+    assert [n.fn for n in tape.nodes if n.kind == "NestedCall"] == [helper]
+
+
 def test_a_remembered_root_seen_by_the_hook_first_is_taken_from_its_entry(monkeypatch):
     countdown(1)
     dcgraph.track(countdown, 2)
