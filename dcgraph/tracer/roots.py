@@ -32,7 +32,7 @@ from .operator_reach import LEAF_TYPES
 __all__ = ["known", "remember"]
 
 _ROOTS: dict = {}      # id(fn) -> (code, defaults, module, primitive_modules, (name, value) of
-                       #            its global names, memo tail and self sites, weakref to fn)
+                       #            its global names, weakref to fn, memo tail and self sites)
 _ROOTS_BOUND = 256
 _HEAPTYPE = 1 << 9
 _MODULE = types.ModuleType
@@ -58,7 +58,7 @@ def known(fn: types.FunctionType, ctx):
         for name, value in names:
             if scope.get(name) is not value:
                 return None
-    return hit[5]
+    return hit[6]
 
 
 def remember(fn: types.FunctionType, ctx, tail: tuple) -> None:
@@ -80,8 +80,8 @@ def remember(fn: types.FunctionType, ctx, tail: tuple) -> None:
     # the weak reference's callback, a C call (no interrupt can land in it, nor can it fail),
     # drops the entry as ``fn`` dies: an entry for ``id(fn)`` is ``fn``'s own
     _ROOTS[key] = (fn.__code__, fn.__defaults__, fn.__module__, ctx.primitive_modules, values,
-                   tail + (_self_sites(fn, tail[0]),),
-                   weakref.ref(fn, functools.partial(_ROOTS.pop, key)))
+                   weakref.ref(fn, functools.partial(_ROOTS.pop, key)),
+                   tail + (_self_sites(fn, tail[0]),))
 
 
 def _self_sites(fn: types.FunctionType, copy: types.FunctionType) -> tuple:
