@@ -151,7 +151,11 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     if run.unsupported:
         tape.untraced = run.unsupported
     tape._build = MethodType(_build, (run, f, args, kwargs, None, result, False))
-    return result, tape
+    try:
+        return result, tape
+    finally:    # a frame object of this call (3.12 makes one as the root frame's ``f_back``,
+        run = tape = filters = None     # which a generator's keeps) keeps its locals: none
+                                        # may lead to the run or its log, which keeps them
 
 
 def _attach(exc: BaseException, tape: Tape) -> None:

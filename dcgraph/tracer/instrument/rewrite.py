@@ -314,6 +314,9 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
         elif replaced is not None:
             out += replaced
         else:
+            if ins.name in ops.RETURNS and s.depth_before[i] == ops.RETURNS[ins.name] \
+                    and not (info.generator and _for_iter_target(s, block)):   # (see below)
+                out += _dropped_slots(info.hidden, s.depth_before[i], loc)
             out.append(ins)
         if pending_mark is not None:
             pending_mark[0] -= 1
@@ -334,6 +337,17 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
     if not resumed:
         raise Unsupported("no RESUME instruction")
     return out
+
+
+def _dropped_slots(hidden: int, values: int, loc) -> list:
+    """Before a return taking ``values`` (0 or 1) off the stack: drop the ``hidden`` slots
+    under it. A finished frame whose frame object lives on (a traceback's, a generator's frame
+    the log keeps as its identity, a later frame's ``f_back``) then holds neither the hook nor
+    the log, which would make a cycle with the run only the collector frees. (Not in a
+    generator where an exhausted ``FOR_ITER`` lands: on 3.12 bytecode then finds a negative
+    stack size; ``resumable.release_finished`` clears such frames when the run ends.)"""
+    return [Instr("SWAP", hidden + 1, location=loc)] * values + \
+        [Instr("POP_TOP", location=loc) for _ in range(hidden)]
 
 
 def _method_sites(info: CodeInfo, s: Structure, items: list, callees: dict) -> dict:
