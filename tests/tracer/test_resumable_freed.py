@@ -6,12 +6,12 @@ returns drop the hidden slots, ``Run.close`` clears finished generator frames), 
 ``traced_call``'s frame while it holds the run (3.12's ``f_back``). A generator still
 suspended when the run ends keeps its frame: it may resume."""
 import asyncio
-import gc
 import weakref
 
 import pytest
 
 import dcgraph
+from tracer_watch import collector_off, run_of
 
 
 class Tick:
@@ -107,23 +107,15 @@ KIND_IDS = [kind[0].__name__ for kind in KINDS]
 
 @pytest.fixture
 def no_collector():
-    gc.collect()
-    gc.disable()
-    try:
+    with collector_off():
         yield
-    finally:
-        gc.enable()
-
-
-def _run_of(tape):
-    return tape._build.__self__[0]      # (before the build consumes it)
 
 
 @pytest.mark.parametrize("f, arg, expected", KINDS, ids=KIND_IDS)
 def test_the_run_is_freed_without_the_cycle_collector(no_collector, f, arg, expected):
     result, tape = dcgraph.track(f, arg)
     assert result == expected
-    run = weakref.ref(_run_of(tape))
+    run = weakref.ref(run_of(tape))
     assert run().generators is None and run().live_generators is None  # dropped at close
     del tape                            # (not built: built nodes and tapes refer to each
     assert run() is None                # other, for the collector to free)
@@ -132,7 +124,7 @@ def test_the_run_is_freed_without_the_cycle_collector(no_collector, f, arg, expe
 @pytest.mark.parametrize("f, arg, expected", KINDS, ids=KIND_IDS)
 def test_the_tape_still_builds_and_lints(no_collector, f, arg, expected):
     result, tape = dcgraph.track(f, arg)
-    run = weakref.ref(_run_of(tape))
+    run = weakref.ref(run_of(tape))
     tape.lint()
     assert run() is None                # the build took what it needed of the run
     assert tape.result == expected and tape.returned.value == expected
