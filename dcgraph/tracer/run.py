@@ -321,10 +321,10 @@ def new_run(ctx, log: list | None = None) -> Run:
     # made on first use (None until then): ``unsupported`` (by its first writer), code ->
     # why it was not instrumented; ``generators``, generator frame (by identity: no ``id``
     # call, which 3.11 counts, ``headroom``) -> the (log, hook) pair of its level and the
-    # generator; ``live_generators``, frame -> its generator, started here and logging; ``dispatch``,
-    # ``operators``' decisions; ``constructors`` (``constructor_table``); ``shared_memo``.
-    # ``rooted``: the root's ``(target, tail)`` for the memo. ``log_end``: len(log) at close
-    # (a generator resumed later logs past it). ``operators``: guards on.
+    # generator; ``live_generators``, frame -> its generator, started here and logging;
+    # ``dispatch``, ``operators``' decisions; ``constructors`` (``constructor_table``);
+    # ``shared_memo``. ``rooted``: the root's ``(target, tail)`` for the memo. ``log_end``:
+    # len(log) at close (a generator resumed later logs past it). ``operators``: guards on.
     run.unsupported = run.generators = run.live_generators = run.dispatch = \
         run.constructors = run.shared_memo = run.rooted = run.log_end = None
     run.closed = run.operators = False

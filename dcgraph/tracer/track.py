@@ -153,9 +153,9 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     tape._build = MethodType(_build, (run, f, args, kwargs, None, result, False))
     try:
         return result, tape
-    finally:    # a frame object of this call (3.12 makes one as the root frame's ``f_back``,
-        run = tape = filters = None     # which a generator's keeps) keeps its locals: none
-                                        # may lead to the run or its log, which keeps them
+    finally:    # a frame object of this call (a traced frame's ``f_back``, kept by a
+        run = tape = filters = None     # traceback or a generator's frame in the log) keeps
+                                        # its locals: none may lead to the run or its log
 
 
 def _attach(exc: BaseException, tape: Tape) -> None:

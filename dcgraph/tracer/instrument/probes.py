@@ -104,7 +104,8 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
             *_method_class(loc, "__func__"), Instr("LOAD_CONST", SITE_KINDS, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
-            hook, *_cached_call(depth, loc, join, cache, listed=listed), Instr("JUMP_FORWARD", join, location=loc),
+            hook, *_cached_call(depth, loc, join, cache, listed=listed),
+            Instr("JUMP_FORWARD", join, location=loc),
             known, Instr("POP_TOP", location=loc),      # the callable's type
             fast, *_unfilled(method, loc, fill),
             *log(depth, [Instr("COPY", 3, location=loc)], loc, listed=listed),
@@ -246,11 +247,13 @@ def after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) -> list:
     depth = s.depth_before[i] - pops + pushes
     loc = ins.location
     if kind in ("value", "call"):
-        return log(depth, [Instr("COPY", 3 + ops.value_depth(ins), location=loc)], loc, listed=info.listed)
+        return log(depth, [Instr("COPY", 3 + ops.value_depth(ins), location=loc)], loc,
+                   listed=info.listed)
     if kind == "multi":
         count = ops.multi_count(ins)
         load = [Instr("COPY", 3 + 2 * k, location=loc) for k in range(count)]
-        return log(depth, load + [Instr("BUILD_TUPLE", count, location=loc)], loc, listed=info.listed)
+        return log(depth, load + [Instr("BUILD_TUPLE", count, location=loc)], loc,
+                   listed=info.listed)
     if kind == "cell":
         load = [Instr(ops.LOAD_CLOSURE, ins.arg, location=loc), Instr("COPY", 4, location=loc),
                 Instr("BUILD_TUPLE", 2, location=loc)]
