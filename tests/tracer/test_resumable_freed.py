@@ -1,10 +1,10 @@
 """A run whose traced code ran generators, coroutines or async generators, or caught an
-exception (its traceback keeps the frames it went through), is freed by
-reference counting when its tape goes, and its tape still builds and lints. The log keeps
-their frames as identities: a finished frame must hold neither the hook nor the log (its
-returns drop the hidden slots, ``Run.close`` clears finished generator frames), nor lead to
-``traced_call``'s frame while it holds the run (3.12's ``f_back``). A generator still
-suspended when the run ends keeps its frame: it may resume."""
+exception (its traceback keeps the frames it went through), is freed by reference counting
+when its tape goes, and its tape still builds and lints. The log keeps such frames: a
+finished one must hold neither the hook nor the log (returns outside generators drop the
+hidden slots, ``Run.close`` clears finished generator frames), nor lead through ``f_back``
+to ``traced_call``'s frame holding the run. A generator still suspended when the run ends
+keeps its frame: it may resume."""
 import asyncio
 import weakref
 
