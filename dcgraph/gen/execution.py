@@ -109,6 +109,29 @@ class Execution:
             elif not prev.get_choices().is_empty():
                 discard.set_submap(addr, prev.get_choices())
 
+    def previous_choice(self, addr):
+        """The previous trace's choice at ``addr`` (``update``, ``regenerate``), or None: an
+        entry of another kind leaves the trace first (``replaced``)."""
+        prev = self.prev.get(addr)
+        if prev is not None and type(prev) is not ChoiceRecord:
+            self.replaced(addr, prev)
+            return None
+        return prev
+
+    def rescored(self, prev, lp: float, weighed: bool, constrained) -> None:
+        """A choice now scored ``lp`` in place of ``prev`` (``previous_choice``): the score
+        moves by the change, and so does the weight when ``weighed``; a new choice adds
+        ``lp``, to the weight too when ``constrained``."""
+        if prev is not None:
+            delta = lp - prev.score
+            self.score += delta
+            if weighed:
+                self.weight += delta
+        else:
+            self.score += lp
+            if constrained:
+                self.weight += lp
+
     def generated(self, addr, prev, gen_fn, args, constraints):
         """A new sub-trace at ``addr`` by ``gen_fn.generate`` under ``constraints``, counted
         into the score and weight; ``prev``, the entry it stands for (None, a choice, or a call
@@ -222,29 +245,18 @@ class Update(Execution):
         self.discard = ChoiceMap()
 
     def choose(self, addr, dist, value, constrained, scale):
-        c, prev = self.constraints, self.prev.get(addr)
-        if prev is not None and type(prev) is not ChoiceRecord:
-            self.replaced(addr, prev)
-            prev = None
+        c, prev = self.constraints, self.previous_choice(addr)
         if c.has_value(addr):
             value, constrained = c.get_value(addr), True
         elif constrained is None:
-            if type(prev) is ChoiceRecord:
+            if prev is not None:
                 value, constrained = prev.value, False
             else:
                 value = draw(dist, self.rng)
         lp = scale * logpdf(dist, value)
-        if type(prev) is ChoiceRecord:
-            if constrained:
-                self.discard.set_value(addr, prev.value)
-            delta = lp - prev.score
-            self.score += delta
-            if constrained is not None:
-                self.weight += delta
-        else:
-            self.score += lp
-            if constrained:
-                self.weight += lp
+        if constrained and prev is not None:
+            self.discard.set_value(addr, prev.value)
+        self.rescored(prev, lp, constrained is not None, constrained)
         return value, lp
 
     def subcall(self, addr, gen_fn, args):
@@ -275,23 +287,12 @@ class Regenerate(Execution):
         self.prev, self.selection = prev.entries, selection
 
     def choose(self, addr, dist, value, constrained, scale):
-        prev = self.prev.get(addr)
-        if prev is not None and type(prev) is not ChoiceRecord:
-            self.replaced(addr, prev)
-            prev = None
-        kept = type(prev) is ChoiceRecord and addr not in self.selection
+        prev = self.previous_choice(addr)
+        kept = prev is not None and addr not in self.selection
         if constrained is None:
             value = prev.value if kept else draw(dist, self.rng)
         lp = scale * logpdf(dist, value)
-        if type(prev) is ChoiceRecord:
-            delta = lp - prev.score
-            self.score += delta
-            if kept or constrained:
-                self.weight += delta
-        else:
-            self.score += lp
-            if constrained:
-                self.weight += lp
+        self.rescored(prev, lp, kept or constrained, constrained)
         return value, lp
 
     def subcall(self, addr, gen_fn, args):

@@ -25,21 +25,29 @@ Runs are keyed by their identity, so ending a run twice, or one whose start was 
 (a KeyboardInterrupt between two bytecodes), is harmless: ``narrowed`` may be called from the
 run's exception path whatever happened.
 
-The state is changed under a claim, a mutual exclusion cheaper than a ``threading.Lock`` taken
-with ``with`` (two lock rounds were a sixth of ``track``'s fixed cost). ``claims.setdefault(
-CLAIM, token)`` takes it and returns ``token`` to its taker alone (one C call: atomic, in the
-free-threaded build too); a taker that finds it held yields (``sleep(0)``) and tries again (the
-holder runs a few bytecodes, none of which blocks; a signal handler or finalizer that starts a
-run inside a change waits forever, as it would for a lock). ``token`` is the run (the
-``with_room`` call's ``_Token``): unique among the holders, equal to itself alone. It is taken
-inside ``try`` and given back in ``finally`` by the holder alone: tested (``(CLAIM, token) in
-held``, a view of ``claims``; the pair made before the claim is taken, so that nothing is
-allocated while it is held on the common path, where 3.11 may collect and run finalizers) and
-deleted with no call between the two. An interrupt is raised only where the interpreter checks
-for one (after a call returns, at a backward jump, at a function's start), so one landing after
-the taking call returned finds the claim recorded and gives it back, and none lands between the
-test and the delete. The bump is recorded (``applied``) before the limit is set, and restored
-if the interpreter refuses it, so an interrupt after the setting call finds the two agreeing.
+The state (``_Headroom``) has a short form for the usual case, one run active at a time:
+``solo`` is ``IDLE`` (no run active: the limit is the user's), the one active run (its
+``extra`` is ``raised - base``), or ``MANY`` (the runs and their ``extra`` in ``active``). A
+run that starts while another is active moves that one into ``active``; ``IDLE`` comes back
+when the last ends. Starting and ending a lone run thus costs two C calls each (reading the
+limit, to take one the user set meanwhile as theirs, and setting it) and a few stores.
+
+The state is changed under a claim, a mutual exclusion cheaper than a ``threading.Lock``:
+``claims`` is a queue of tokens (each the run, or the ``with_room`` call's ``_Token``, equal
+to itself alone), whose first holds the claim. A taker appends its token (one C call, atomic);
+unless it is first, it takes it out, yields (``sleep(0)``) and appends it again until it is
+(the holder runs a few bytecodes, none of which blocks; a signal handler or finalizer that
+starts a run inside a change waits forever, as it would for a lock). The token is appended
+inside ``try`` and taken out in ``finally``: by the holder with ``del claims[0]`` once
+``claims[0] is token``, tested and deleted with no call between the two, else with
+``remove`` (a list: about 30 ns less each way than a dict's ``setdefault`` and a test of its
+items). An interrupt is raised only where the interpreter checks for one (after a call
+returns, at a backward jump, at a function's start), so one landing after the append finds
+the token queued and takes it out, and none lands between the test and the delete. Nothing is allocated for the collector
+while the claim is held on the common paths (where 3.11 may collect and run finalizers). A
+change records its bump (``raised``) before it sets the limit, and restores it if the
+interpreter refuses, with no call between the two, so an interrupt after the setting call
+finds them agreeing.
 """
 from __future__ import annotations
 
@@ -48,22 +56,29 @@ from time import sleep
 
 __all__ = ["widened", "narrowed", "with_room"]
 
-CLAIM = "claim"    # the key of ``_Headroom.claims`` (present while a change is under way)
+IDLE = "idle"      # ``_Headroom.solo`` when no run is active (nothing added to the limit)
+MANY = "many"      # ``_Headroom.solo`` when the active runs are those in ``active``
 ROOM = 200     # frames ``with_room`` adds: deciding a first call (instrumenting a 120-line
                # function included) took 17
 
 
 class _Headroom:
-    """The user's limit, the bump in force, the ``extra`` of each active run, and the claim."""
+    """The claim queue, the user's limit, the limit set for the active runs, and those runs
+    (see the module's docstring)."""
 
-    __slots__ = ("claims", "held", "base", "applied", "active")
+    __slots__ = ("claims", "base", "raised", "solo", "active")
 
     def __init__(self):
-        self.claims: dict = {}    # ``CLAIM`` -> the holder's token, while it changes the rest
-        self.held = self.claims.items()   # (``(CLAIM, token) in held``: one lookup, no call)
-        self.base = 0             # the user's limit (meaningful while ``applied`` > 0)
-        self.applied = 0          # frames added to it now
-        self.active: dict = {}    # run (by identity) -> the extra frames it needs
+        self.claims: list = []    # tokens queued for the claim; the first holds it
+        self.base = 0             # the user's limit (meaningful unless ``solo`` is IDLE)
+        self.raised = 0           # the limit set for the active runs (ditto)
+        self.solo = IDLE          # IDLE, the one active run, or MANY
+        self.active: dict = {}    # run (by identity) -> the extra frames it needs (MANY)
+
+    @property
+    def applied(self) -> int:
+        """Frames added to the user's limit now."""
+        return 0 if self.solo is IDLE else self.raised - self.base
 
 
 _headroom = _Headroom()
@@ -71,71 +86,109 @@ _headroom = _Headroom()
 
 def widened(run, extra: int, room: _Headroom = _headroom) -> None:
     """``run`` starts and needs ``extra`` frames: raise the limit if it has fewer. (Part of
-    every ``track``'s fixed cost: with no other run active, a claim, two C calls and a few
+    every ``track``'s fixed cost: with no other run active, a claim, two C calls and three
     stores.)"""
-    claims, mine = room.claims, (CLAIM, run)   # (see the module's docstring)
+    claims = room.claims       # (see the module's docstring)
     try:
-        if claims.setdefault(CLAIM, run) is not run:
+        claims.append(run)
+        if claims[0] is not run:
             _wait(claims, run)
-        active = room.active
         limit = getrecursionlimit()
-        applied = room.applied
-        if limit != room.base + applied:
-            room.base, room.applied, applied = limit, 0, 0   # the user's limit, perhaps set
-        if active:                                           # meanwhile
-            active[run] = extra
-            want = max(active.values())
-        else:
-            active[run] = want = extra
-        if want != applied:
-            room.applied = want      # first: see the module's docstring
+        if room.solo is IDLE:      # no run active: ``limit`` is the user's
+            room.base = limit
+            room.raised = raised = limit + extra     # first: see the module's docstring
+            room.solo = run
             try:
-                setrecursionlimit(room.base + want)
-            except RecursionError:   # this thread is deeper than the new limit: left as it is
-                room.applied = applied
+                setrecursionlimit(raised)
+            except RecursionError:   # (not for a raise) nothing added, ``run`` counted
+                room.solo, room.raised, room.active[run] = MANY, limit, extra
+        else:
+            _counted(room, limit, run, extra)
     finally:
-        if mine in room.held:     # (no call: see the module's docstring)
-            del claims[CLAIM]
+        if claims and claims[0] is run:     # (no call: see the module's docstring)
+            del claims[0]
+        elif run in claims:
+            claims.remove(run)
+
+
+def _counted(room: _Headroom, limit: int, run, extra: int) -> None:
+    """(``widened`` under the claim, another run active, or a lowering refused before.)"""
+    active, solo = room.active, room.solo
+    if solo is not MANY:                     # the lone run active: counted in ``active``
+        active[solo] = room.raised - room.base
+        room.solo = MANY
+    applied = room.raised - room.base
+    if limit != room.raised:                 # the user's limit, set meanwhile
+        room.base = room.raised = limit
+        applied = 0
+    active[run] = extra
+    want = max(active.values())
+    if want != applied:
+        room.raised = room.base + want       # first
+        try:
+            setrecursionlimit(room.raised)
+        except RecursionError:   # this thread is deeper than the new limit: left as it is
+            room.raised = room.base + applied
 
 
 def narrowed(run, room: _Headroom = _headroom, again: bool = True) -> None:
     """``run`` has ended (or never started): lower the limit to what the runs still active need
     (the user's own limit once none is). An exception raised inside (an interrupt) makes it
     try once more (``again``: the change is idempotent) before going on."""
-    claims, mine = room.claims, (CLAIM, run)   # (see the module's docstring)
+    claims = room.claims       # (see the module's docstring)
     try:
         try:
-            if claims.setdefault(CLAIM, run) is not run:
+            claims.append(run)
+            if claims[0] is not run:
                 _wait(claims, run)
-            active = room.active
-            if run not in active:
-                return
-            limit = getrecursionlimit()
-            applied = room.applied
-            if limit != room.base + applied:
-                room.base, room.applied, applied = limit, 0, 0   # the user's limit, perhaps
-            del active[run]                                      # set meanwhile
-            want = max(active.values()) if active else 0
-            if want != applied:
-                room.applied = want
-                try:
-                    setrecursionlimit(room.base + want)
-                except RecursionError:   # this thread is deeper than the new limit: left as
-                    room.applied = applied   # it is
+            if room.solo is run:            # the lone run active
+                limit = getrecursionlimit()
+                if limit != room.raised:    # the user's limit, set meanwhile: it stays
+                    room.solo = IDLE
+                else:
+                    room.solo = IDLE
+                    try:
+                        setrecursionlimit(room.base)
+                    except RecursionError:  # this thread is deeper than the user's limit:
+                        room.solo = MANY    # left raised, for the next run to start or end
+            elif run in room.active:
+                active = room.active
+                limit = getrecursionlimit()
+                applied = room.raised - room.base
+                if limit != room.raised:    # the user's limit, set meanwhile
+                    room.base = room.raised = limit
+                    applied = 0
+                del active[run]
+                want = max(active.values()) if active else 0
+                if not active:
+                    room.solo = IDLE        # first, as ``raised``
+                if want != applied:
+                    room.raised = room.base + want
+                    try:
+                        setrecursionlimit(room.raised)
+                    except RecursionError:  # (as above)
+                        room.raised = room.base + applied
+                        room.solo = MANY
         finally:
-            if mine in room.held:
-                del claims[CLAIM]
+            if claims and claims[0] is run:
+                del claims[0]
+            elif run in claims:
+                claims.remove(run)
     except BaseException:
         if again:
             narrowed(run, room, False)
         raise
 
 
-def _wait(claims: dict, token) -> None:
-    """Take the claim for ``token`` once its holder (another thread, a few bytecodes from
-    giving it back) has."""
-    while claims.setdefault(CLAIM, token) is not token:
+def _wait(claims: list, token) -> None:
+    """Take the claim for ``token``, queued in ``claims`` behind its holder (another thread, a
+    few bytecodes from giving it back): out of the queue while yielding, so that whichever
+    taker runs first once it is free takes it (queued in order, each would wait for the
+    interpreter to switch to one thread in particular: a convoy of switch intervals)."""
+    while claims[0] is not token:
+        claims.remove(token)
         sleep(0)
+        claims.append(token)
 
 
 def with_room(fn, *args, frames: int = ROOM, room: _Headroom = _headroom):
@@ -147,43 +200,60 @@ def with_room(fn, *args, frames: int = ROOM, room: _Headroom = _headroom):
     at or below the current depth): setting the same limit first asks it, and raising and
     lowering are done in this frame, so both meet the same check."""
     token = _Token()
-    claims, mine = room.claims, (CLAIM, token)   # (see the module's docstring)
+    claims = room.claims       # (see the module's docstring)
     try:                                # inside: an interrupt anywhere leaves the limit exact
         try:
-            if claims.setdefault(CLAIM, token) is not token:
+            claims.append(token)
+            if claims[0] is not token:
                 _wait(claims, token)
             limit = getrecursionlimit()
             setrecursionlimit(limit)            # refused here: no room to lower it back
-            if limit != room.base + room.applied:
-                room.base, room.applied = limit, 0  # the user's limit, perhaps set meanwhile
-            want = room.active[token] = room.applied = room.applied + frames   # (first)
-            setrecursionlimit(room.base + want)     # (a raise: never refused)
+            active, solo = room.active, room.solo
+            if solo is IDLE:
+                room.base = room.raised = limit
+            elif solo is not MANY:              # the lone run active: counted in ``active``
+                active[solo] = room.raised - room.base
+            if limit != room.raised:            # the user's limit, set meanwhile
+                room.base = room.raised = limit
+            room.solo = MANY
+            active[token] = room.raised - room.base + frames
+            room.raised += frames               # (first)
+            setrecursionlimit(room.raised)      # (a raise: never refused)
         finally:
-            if mine in room.held:
-                del claims[CLAIM]
+            if claims and claims[0] is token:
+                del claims[0]
+            elif token in claims:
+                claims.remove(token)
         return fn(*args)
     finally:                            # (lowered in this frame, as ``narrowed`` would)
         try:
             try:
-                if claims.setdefault(CLAIM, token) is not token:
+                claims.append(token)
+                if claims[0] is not token:
                     _wait(claims, token)
                 active = room.active
                 if token in active:         # (refused: nothing was raised, nothing to do)
                     limit = getrecursionlimit()
-                    applied = room.applied
-                    if limit != room.base + applied:     # set meanwhile (by code ``fn`` ran)
-                        room.base, room.applied, applied = limit, 0, 0
+                    applied = room.raised - room.base
+                    if limit != room.raised:     # set meanwhile (by code ``fn`` ran)
+                        room.base = room.raised = limit
+                        applied = 0
                     del active[token]
                     want = max(active.values()) if active else 0
+                    if not active:
+                        room.solo = IDLE
                     if want != applied:
-                        room.applied = want
+                        room.raised = room.base + want
                         try:
-                            setrecursionlimit(room.base + want)
+                            setrecursionlimit(room.raised)
                         except RecursionError:  # another run lowered it meanwhile: left for
-                            room.applied = applied  # the next run that starts or ends
+                            room.raised = room.base + applied   # the next to start or end
+                            room.solo = MANY
             finally:
-                if mine in room.held:
-                    del claims[CLAIM]
+                if claims and claims[0] is token:
+                    del claims[0]
+                elif token in claims:
+                    claims.remove(token)
         except BaseException:       # interrupted: once more (one frame deeper), then on
             narrowed(token, room, False)
             raise

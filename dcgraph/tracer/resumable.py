@@ -14,7 +14,7 @@ import types
 
 from .recorder import _state, idle_pair
 
-__all__ = ["starter", "enter_generator", "resumed"]
+__all__ = ["starter", "enter_generator", "resumed", "release_finished"]
 
 _BOUND = types.MethodType   # a level's hook (the do-nothing one is a function)
 
@@ -37,7 +37,8 @@ def starter(copy: types.FunctionType, info, fn: types.FunctionType):
             generators = run.generators
             if generators is None:
                 generators = run.generators = {}
-            generators[frame] = run.pending
+            pending = run.pending       # (log, hook) of the level, and the generator
+            generators[frame] = (pending[0], pending[1], generator)
             run.log.append(made)
             run.log.append(frame)
         return generator
@@ -65,7 +66,7 @@ def enter_generator(mark, args: tuple):
     live = run.live_generators
     if live is None:
         live = run.live_generators = {}
-    live[frame] = None
+    live[frame] = pair[2]
     log = run.log                       # ``append``'s list, appended to as a method (as the
     log.append(mark)                    # hook does: no C call 3.11 counts)
     log.append(frame)
@@ -103,3 +104,17 @@ def resumed(mark, frame, sent, hook):
     log.append(sent)
     return level.pair                   # (log, hook): ``hook`` is the level's one bound hook
 
+
+
+def release_finished(live: dict) -> None:
+    """At the end of a run, ``live`` (frame -> its generator, coroutine or async generator):
+    clear the frame of each that has finished. The log keeps the frame as its identity, and
+    a finished frame may still hold its hidden slots (the hook and the log: a cycle with the
+    run that only the collector frees). A frame still suspended keeps them: it may resume
+    (``resumed`` then gives it the do-nothing pair)."""
+    for frame, generator in live.items():
+        kind = type(generator)
+        current = generator.gi_frame if kind is types.GeneratorType else \
+            generator.cr_frame if kind is types.CoroutineType else generator.ag_frame
+        if current is None:             # finished: the frame is no longer the generator's
+            frame.clear()

@@ -14,8 +14,10 @@ hold, else None (decide as usual): the run's memo entry for ``fn`` less its key 
 code, defaults and keyword defaults, ``run._remember``), plus a fifth field, the
 ``SiteCache``s of the copy's calls of ``fn`` itself (``CodeInfo.self_sites``), which the run
 fills at its start (``Run.took_root``): a recursion's first call then skips the
-hook as its later ones do. An entry holds a weak reference to ``fn`` and goes when ``fn``
-does; at most ``_ROOTS_BOUND`` are kept (the oldest go first).
+hook as its later ones do. An entry holds a weak reference to ``fn`` whose callback, a C call
+(``dict.pop``: no interrupt lands in it, it cannot fail), drops the entry as ``fn`` dies, before
+its id can be reused: the entry for ``id(fn)`` is ``fn``'s own, and ``known`` calls no weak
+reference. At most ``_ROOTS_BOUND`` entries are kept (the oldest go first).
 """
 from __future__ import annotations
 
@@ -29,8 +31,8 @@ from .operator_reach import LEAF_TYPES
 
 __all__ = ["known", "remember"]
 
-_ROOTS: dict = {}      # id(fn) -> (weakref to fn, primitive_modules, module, code, defaults,
-                       #            (name, value) of its global names, memo tail and self sites)
+_ROOTS: dict = {}      # id(fn) -> (code, defaults, module, primitive_modules, (name, value) of
+                       #            its global names, weakref to fn, memo tail and self sites)
 _ROOTS_BOUND = 256
 _HEAPTYPE = 1 << 9
 _MODULE = types.ModuleType
@@ -41,18 +43,21 @@ def known(fn: types.FunctionType, ctx):
     """The memo entry's tail (the copy first) remembered for ``fn`` as the root of a run under
     ``ctx`` (not guarding operators, keeping values), or None."""
     hit = _ROOTS.get(id(fn))
-    # (``fn.__closure__`` cannot be set: None as remembered, ``fn`` being the same function)
-    if hit is None or type(ctx) is not Context or hit[0]() is not fn \
-            or hit[3] is not fn.__code__ or hit[4] is not fn.__defaults__ \
-            or fn.__kwdefaults__ is not None or hit[2] is not fn.__module__ \
-            or "_dcgraph_vjp" in fn.__dict__ or Context.is_primitive is not _IS_PRIMITIVE \
-            or hit[1] is not ctx.primitive_modules or ctx.primitive \
-            or "is_primitive" in ctx.__dict__:
+    # ``hit`` is ``fn``'s own (an entry goes as its function dies, before its id can be
+    # reused, see ``remember``), so ``fn.__closure__`` and ``__globals__``, which cannot be
+    # set, are as remembered
+    if hit is None or hit[0] is not fn.__code__ or hit[1] is not fn.__defaults__ \
+            or hit[2] is not fn.__module__ or fn.__kwdefaults__ is not None \
+            or "_dcgraph_vjp" in fn.__dict__ or type(ctx) is not Context \
+            or hit[3] is not ctx.primitive_modules or ctx.primitive \
+            or Context.is_primitive is not _IS_PRIMITIVE or "is_primitive" in ctx.__dict__:
         return None
-    scope = fn.__globals__
-    for name, value in hit[5]:
-        if scope.get(name) is not value:
-            return None
+    names = hit[4]
+    if names:                          # (most roots read a name or two, many none)
+        scope = fn.__globals__
+        for name, value in names:
+            if scope.get(name) is not value:
+                return None
     return hit[6]
 
 
@@ -72,8 +77,10 @@ def remember(fn: types.FunctionType, ctx, tail: tuple) -> None:
     key = id(fn)
     for stale in list(_ROOTS)[: max(0, len(_ROOTS) - _ROOTS_BOUND + 1)]:
         _ROOTS.pop(stale, None)          # (keys listed in one C call, see ``copies``)
-    _ROOTS[key] = (weakref.ref(fn, functools.partial(_forget, key)), ctx.primitive_modules,
-                   fn.__module__, fn.__code__, fn.__defaults__, values,
+    # the weak reference's callback, a C call (no interrupt can land in it, nor can it fail),
+    # drops the entry as ``fn`` dies: an entry for ``id(fn)`` is ``fn``'s own
+    _ROOTS[key] = (fn.__code__, fn.__defaults__, fn.__module__, ctx.primitive_modules, values,
+                   weakref.ref(fn, functools.partial(_ROOTS.pop, key)),
                    tail + (_self_sites(fn, tail[0]),))
 
 
@@ -100,10 +107,3 @@ def _opaque(value, ctx) -> bool:
             return False
         return library_module(name, ctx)
     return issubclass(kind, type) and not value.__flags__ & _HEAPTYPE
-
-
-def _forget(key, ref, roots: dict = _ROOTS) -> None:
-    """``fn`` was collected: drop its entry (unless the id was reused meanwhile)."""
-    hit = roots.get(key)
-    if hit is not None and hit[0] is ref:
-        roots.pop(key, None)

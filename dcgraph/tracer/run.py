@@ -18,6 +18,7 @@ from .inline_calls import NO_SITE_ENTRY, substitution_ended
 from .operator_guards import GUARDING, guards_operators, plain_c_method, sees_operators
 from .recorder import ANY_KWDEFAULTS, NO_MEMO_GET, Level, SubstitutingLevel, _UNBOUND, \
     _no_entry
+from .resumable import release_finished
 from .roots import remember as remember_root
 
 __all__ = ["Run", "new_run"]
@@ -111,6 +112,11 @@ class Run:
             self.shared_memo = None
         if self.constructors is not None or self.dispatch is not None or self.reached:
             self.constructors = self.dispatch = self.reached = None
+        if self.generators is not None or self.live_generators is not None:
+            live = self.live_generators     # (their pairs hold the levels' hooks; none
+            self.generators = self.live_generators = None   # logs now: ``resumable``)
+            if live:
+                release_finished(live)
 
     def guard_operators(self) -> None:
         """From now on, calls run the guarded variant of their code (``instrument.guards``)
@@ -322,11 +328,11 @@ def new_run(ctx, log: list | None = None) -> Run:
     root.bound, root.sites = _UNBOUND, None
     # made on first use (None until then): ``unsupported`` (by its first writer), code ->
     # why it was not instrumented; ``generators``, generator frame (by identity: no ``id``
-    # call, which 3.11 counts, ``headroom``) -> the (log, hook) pair of its level;
-    # ``live_generators``, frame -> None, started here and logging; ``dispatch``,
-    # ``operators``' decisions; ``constructors`` (``constructor_table``); ``shared_memo``.
-    # ``rooted``: the root's ``(target, tail)`` for the memo. ``log_end``: len(log) at close
-    # (a generator resumed later logs past it). ``operators``: guards on.
+    # call, which 3.11 counts, ``headroom``) -> the (log, hook) pair of its level and the
+    # generator; ``live_generators``, frame -> its generator, started here and logging;
+    # ``dispatch``, ``operators``' decisions; ``constructors`` (``constructor_table``);
+    # ``shared_memo``. ``rooted``: the root's ``(target, tail)`` for the memo. ``log_end``:
+    # len(log) at close (a generator resumed later logs past it). ``operators``: guards on.
     run.unsupported = run.generators = run.live_generators = run.dispatch = \
         run.constructors = run.shared_memo = run.rooted = run.log_end = None
     run.closed = run.operators = False

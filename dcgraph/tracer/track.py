@@ -154,7 +154,11 @@ def traced_call(f, args: tuple, kwargs: dict, ctx: Context | None = None, values
     if run.unsupported:
         tape.untraced = run.unsupported
     tape._outcome = (run, f, args, kwargs, None, result, False)
-    return result, tape
+    try:
+        return result, tape
+    finally:    # a frame object of this call (a traced frame's ``f_back``, kept by a
+        run = tape = filters = None     # traceback or a generator's frame in the log) keeps
+                                        # its locals: none may lead to the run or its log
 
 
 def _attach(exc: BaseException, tape: Tape) -> None:

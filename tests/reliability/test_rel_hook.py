@@ -7,6 +7,7 @@ import pytest
 
 import dcgraph
 from dcgraph.tape import NestedCall, PrimitiveCall
+from tracer_watch import at_close, collector_off
 
 
 class Scaler:
@@ -82,29 +83,14 @@ def test_builtin_functions_and_methods_are_primitive_calls():
 
 
 def test_a_finished_run_is_freed_without_the_cycle_collector(monkeypatch):
-    import gc
     import weakref
-    from dcgraph.tracer import recorder
-    runs = []
-    close = recorder.Run.close
-
-    def recording_close(run):
-        runs.append(weakref.ref(run))
-        close(run)
-
-    monkeypatch.setattr(recorder.Run, "close", recording_close)
-    enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
+    runs = at_close(monkeypatch, weakref.ref)
+    with collector_off():
         result, tape = dcgraph.track(using_bound_methods, 1.0)
         assert runs[-1]() is not None           # the lazy tape still needs the run's log
         tape.lint()
         del tape
         assert runs[-1]() is None
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _first_step(i):
@@ -136,14 +122,7 @@ def test_a_generator_resumed_after_its_run_makes_no_levels(monkeypatch):
     """A generator of a finished run, resumed later, calls functions its run never saw: they
     run untraced and the closed run gets no new level (nothing links it back to its levels)."""
     from dcgraph.tracer import recorder
-    runs = []
-    close = recorder.Run.close
-
-    def recording_close(run):
-        runs.append(run)
-        close(run)
-
-    monkeypatch.setattr(recorder.Run, "close", recording_close)
+    runs = at_close(monkeypatch)
     g, tape = dcgraph.track(started_stepping, 4)
     tape.lint()
     run = runs[-1]

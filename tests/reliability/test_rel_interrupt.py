@@ -13,6 +13,7 @@ import pytest
 import dcgraph
 from dcgraph.tape import Tape
 from dcgraph.tracer.current_run import _state
+from tracer_watch import run_of
 
 pytestmark = pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
                                 reason="signals are delivered to the main thread")
@@ -224,7 +225,7 @@ def _callee_cut(kept: int):
     from dcgraph.tracer.events import BlockMark, EntryMark
     result, tape = dcgraph.track(catches, 1.5)
     assert result == -1.0
-    log = tape._outcome[0].log
+    log = run_of(tape).log
     entry = next(k for k, e in enumerate(log) if type(e) is EntryMark
                  and e.info.code.co_name == "raises_at_once")
     assert log[entry + 1:entry + 3] == [3.0, 0.5]

@@ -16,6 +16,7 @@ from dcgraph.tracer import run as run_module
 from dcgraph.tracer.inline_calls import PLAIN_METHODS, substitution_ended, substitution_started
 from dcgraph.tracer.operator_reach import CLEAR_TYPES, LEAF_TYPES
 from dcgraph.tracer.summary import SummaryLog
+from tracer_watch import hook_calls
 
 tracker = importlib.import_module("dcgraph.tracer.track")   # (``dcgraph.tracer.track``: the function)
 
@@ -91,19 +92,11 @@ def test_geom_records_the_golden_tape_on_every_path(monkeypatch):
     assert str(_geom_tape(values="summary")) == summary
 
 
-def test_geoms_bound_c_method_is_taken_inline(monkeypatch):
+def test_geoms_bound_c_method_is_taken_inline():
     _geom_tape()                                 # its pair accepted
-    seen = []
-    hook = recorder.Level.hook
-
-    def counting(level, fn, site=None):
-        seen.append(fn)
-        return hook(level, fn, site)
-
-    monkeypatch.setattr(recorder.Level, "hook", counting)
     for _ in range(30):                          # warm: the adaptive interpreter specialises
-        seen.clear()
-        assert str(_geom_tape()) == GEOM_SEED_1
+        with hook_calls() as seen:
+            assert str(_geom_tape()) == GEOM_SEED_1
         # nothing: ``rng.random`` is taken at its method site, and the recursive calls at
         # theirs (``inline_calls.SiteCache``), filled at the run's start for a remembered root
         # (``roots``' self sites)

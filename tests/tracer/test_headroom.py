@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from dcgraph.tracer.headroom import CLAIM, _Headroom, narrowed, widened, with_room
+from dcgraph.tracer.headroom import IDLE, _Headroom, narrowed, widened, with_room
 
 
 class Run:
@@ -47,6 +47,50 @@ def test_a_limit_set_during_runs_is_the_users_new_limit():
         narrowed(b, room)
         narrowed(a, room)
         assert sys.getrecursionlimit() == base + 100
+    finally:
+        sys.setrecursionlimit(base)
+
+
+def test_a_lone_run_takes_a_limit_the_user_set_before_or_during_it_as_theirs():
+    """The short form (one run active): a limit set between runs is the base of the next
+    bump; one set during the run stays once it ends."""
+    room, base = _Headroom(), sys.getrecursionlimit()
+    a, b = Run(), Run()
+    try:
+        widened(a, 3, room)
+        assert room.solo is a and sys.getrecursionlimit() == base + 3
+        narrowed(a, room)
+        assert room.solo is IDLE and sys.getrecursionlimit() == base
+        sys.setrecursionlimit(base + 50)         # between runs
+        widened(b, 3, room)
+        assert sys.getrecursionlimit() == base + 53
+        sys.setrecursionlimit(base + 100)        # during the run
+        narrowed(b, room)
+        assert sys.getrecursionlimit() == base + 100
+        assert room.solo is IDLE and room.active == {} and room.applied == 0
+        widened(a, 4, room)                      # and the next run counts from there
+        assert sys.getrecursionlimit() == base + 104
+        narrowed(a, room)
+        assert sys.getrecursionlimit() == base + 100
+    finally:
+        sys.setrecursionlimit(base)
+
+
+@pytest.mark.parametrize("first", ["lone run", "second run"])
+def test_a_lone_run_joined_by_another_is_counted_whichever_ends_first(first):
+    room, base = _Headroom(), sys.getrecursionlimit()
+    a, b = Run(), Run()
+    try:
+        widened(a, 5, room)
+        widened(b, 3, room)                      # ``a`` moves into ``active``
+        assert room.active == {a: 5, b: 3} and sys.getrecursionlimit() == base + 5
+        ends = (a, b) if first == "lone run" else (b, a)
+        narrowed(ends[0], room)
+        assert sys.getrecursionlimit() == base + (3 if first == "lone run" else 5)
+        sys.setrecursionlimit(base + 20)         # the user's, during the other run
+        narrowed(ends[1], room)
+        assert sys.getrecursionlimit() == base + 20
+        assert room.solo is IDLE and room.active == {} and room.applied == 0
     finally:
         sys.setrecursionlimit(base)
 
@@ -158,19 +202,19 @@ def test_with_room_changes_nothing_where_it_could_not_lower_the_limit_back():
 def test_a_held_claim_makes_a_change_wait_until_it_is_given_back():
     room, base = _Headroom(), sys.getrecursionlimit()
     holder, a = Run(), Run()
-    room.claims[CLAIM] = holder                  # another thread's change under way
+    room.claims.append(holder)                   # another thread's change under way
     waiting = threading.Thread(target=widened, args=(a, 3, room))
     try:
         waiting.start()
         waiting.join(0.05)
         assert waiting.is_alive() and sys.getrecursionlimit() == base and room.active == {}
-        del room.claims[CLAIM]                   # given back
+        room.claims.remove(holder)               # given back
         waiting.join()
-        assert sys.getrecursionlimit() == base + 3 and room.claims == {}
+        assert sys.getrecursionlimit() == base + 3 and room.claims == []
         narrowed(a, room)
-        assert sys.getrecursionlimit() == base and room.claims == {}
+        assert sys.getrecursionlimit() == base and room.claims == []
     finally:
-        room.claims.pop(CLAIM, None)
+        room.claims.clear()
         sys.setrecursionlimit(base)
 
 
@@ -208,10 +252,11 @@ def test_interrupts_anywhere_in_a_change_leave_the_claim_free_and_the_limit_exac
             finally:
                 armed[0] = False
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            assert room.claims == {}
+            assert room.claims == []
             for run in runs[-1:]:
                 narrowed(run, room)
-            assert room.active == {} and room.applied == 0 and room.claims == {}
+            assert room.active == {} and room.applied == 0 and room.claims == []
+            assert room.solo is IDLE
             assert sys.getrecursionlimit() == base
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

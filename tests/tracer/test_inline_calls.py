@@ -8,9 +8,9 @@ import types
 import numpy as np
 
 import dcgraph
-from dcgraph.tracer import recorder
 from dcgraph.tracer.inline_calls import (ALWAYS_PRIMITIVE, INLINE_KINDS, INLINE_OWNERS, INLINE_PRIMITIVES,
                                          PLAIN_METHODS, substitution_ended, substitution_started)
+from tracer_watch import hook_calls
 
 
 def sin_loop(x, n):
@@ -46,18 +46,8 @@ class SinToCos(dcgraph.Context):
 
 def _hook_calls(f, *args, **kwargs):
     """The callables the call hook was asked about during ``track(f, *args)``."""
-    seen = []
-    hook = recorder.Level.hook
-
-    def counting(level, fn, site=None):
-        seen.append(fn)
-        return hook(level, fn, site)
-
-    recorder.Level.hook = counting
-    try:
+    with hook_calls() as seen:
         result, tape = dcgraph.track(f, *args, **kwargs)
-    finally:
-        recorder.Level.hook = hook
     return result, tape, seen
 
 

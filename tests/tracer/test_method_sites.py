@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 import dcgraph
-from dcgraph.tracer import method_sites, recorder
+from dcgraph.tracer import method_sites
 from dcgraph.tracer.copies import instrumented_copy
 from dcgraph.tracer.events import CALL_MARK
 from dcgraph.tracer.instrument.rewrite import instrument
 from dcgraph.tracer.method_sites import MethodSite, filled
+from tracer_watch import hook_calls, run_of
 
 pytestmark = pytest.mark.skipif(sys.version_info[:2] != (3, 11),
                                 reason="method sites are 3.11's (LOAD_METHOD)")
@@ -59,7 +60,7 @@ def _sites(f) -> list:
 def _log(f, *args) -> list:
     """The raw event log of ``track(f, *args)``."""
     _, tape = dcgraph.track(f, *args)
-    return tape._outcome[0].log
+    return run_of(tape).log
 
 
 def test_a_filled_site_logs_nothing_and_the_tape_is_the_deciding_paths():
@@ -164,19 +165,9 @@ def test_a_missing_method_raises_in_the_program_and_the_tape_says_so():
 
 
 def test_hook_calls_stop_once_a_site_is_filled():
-    seen = []
-    hook = recorder.Level.hook
-
-    def counting(level, fn, site=None):
-        seen.append(fn)
-        return hook(level, fn, site)
-
     dcgraph.track(draws, np.random.default_rng(0), 2)
-    recorder.Level.hook = counting
-    try:
+    with hook_calls() as seen:
         dcgraph.track(draws, np.random.default_rng(0), 5)
-    finally:
-        recorder.Level.hook = hook
     assert seen == []
 
 
@@ -228,19 +219,10 @@ def test_the_hook_fills_a_site_once_and_the_site_takes_the_rest():
         return total
 
     dcgraph.track(draws, np.random.default_rng(0), 2)       # the pair accepted
-    seen = []
-    hook = recorder.Level.hook
-
-    def counting(level, fn, site=None):
-        seen.append((getattr(fn, "__name__", None), type(site).__name__))
-        return hook(level, fn, site)
-
-    recorder.Level.hook = counting
-    try:
+    with hook_calls(lambda fn, site: (getattr(fn, "__name__", None), type(site).__name__)) \
+            as seen:
         result, tape = dcgraph.track(draws_fresh, np.random.default_rng(4), 5)
         again, _ = dcgraph.track(draws_fresh, np.random.default_rng(4), 5)
-    finally:
-        recorder.Level.hook = hook
     assert result == again == draws(np.random.default_rng(4), 5)
     tape.lint()
     assert seen == [("random", "MethodSite")]

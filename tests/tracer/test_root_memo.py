@@ -3,6 +3,7 @@ of that decision is the same object; any change decides it again, and the tape i
 fresh decision gives."""
 import gc
 import math
+import types
 
 import pytest
 
@@ -125,7 +126,8 @@ def test_new_defaults_and_new_code_are_decided_again():
 
 
 @pytest.mark.parametrize("change", ["primitive set", "primitive modules", "function attribute",
-                                    "patched is_primitive", "instance's is_primitive"])
+                                    "patched is_primitive", "instance's is_primitive",
+                                    "function's module"])
 def test_what_makes_the_root_primitive_is_asked_again(change, monkeypatch):
     ctx = dcgraph.Context()
     dcgraph.track(times_k, 2.0, ctx=ctx)
@@ -138,6 +140,8 @@ def test_what_makes_the_root_primitive_is_asked_again(change, monkeypatch):
         monkeypatch.setattr(times_k, "_dcgraph_vjp", None, raising=False)
     elif change == "patched is_primitive":
         monkeypatch.setattr(dcgraph.Context, "is_primitive", lambda self, fn, depth: True)
+    elif change == "function's module":
+        monkeypatch.setattr(times_k, "__module__", "numpy.stand_in")
     else:
         ctx.is_primitive = lambda fn, depth: True
     result, tape = dcgraph.track(times_k, 2.0, ctx=ctx)
@@ -171,4 +175,44 @@ def test_summary_runs_and_guarded_runs_decide_as_before():
     tape.lint()
     result, tape = dcgraph.track(times_k, Vec(2.0))      # guards on from the argument
     assert result.x == 6.0 and _calls(tape) == [Vec.__mul__, Vec.__add__]
+    tape.lint()
+
+
+def test_keyword_defaults_set_later_are_decided_again():
+    dcgraph.track(with_default, 1.0)
+    assert roots.known(with_default, dcgraph.Context()) is not None
+    try:
+        with_default.__kwdefaults__ = {}
+        assert roots.known(with_default, dcgraph.Context()) is None
+    finally:
+        with_default.__kwdefaults__ = None
+    assert roots.known(with_default, dcgraph.Context()) is not None
+
+
+def test_a_function_made_where_a_remembered_one_died_is_decided_afresh(monkeypatch):
+    """An entry goes as its function dies (the weak reference's callback), so a new function
+    given the same id, the same code, globals and module (every input ``known`` tests) is not
+    taken for it."""
+    scope = {"math": math, "__name__": __name__}
+    exec("def reborn(x):\n    return x + math.sin(x)\n", scope)
+    code = scope.pop("reborn").__code__
+    fn = types.FunctionType(code, scope)
+    dcgraph.track(fn, 1.0)
+    key = id(fn)
+    assert roots.known(fn, dcgraph.Context()) is not None
+    del fn
+    gc.collect()
+    assert key not in roots._ROOTS
+    kept = []                       # made until one lands where ``fn`` was
+    for _ in range(10_000):
+        again = types.FunctionType(code, scope)
+        if id(again) == key:
+            break
+        kept.append(again)
+    else:
+        pytest.skip("the allocator gave no function the dead one's address")
+    assert roots.known(again, dcgraph.Context()) is None
+    scanned = _scans(monkeypatch)
+    result, tape = dcgraph.track(again, 1.0)
+    assert result == 1.0 + math.sin(1.0) and scanned == [again]     # decided afresh
     tape.lint()

@@ -2,7 +2,6 @@
 ``unsupported`` table; the memo is made at the first decision (shared by every level when no
 answer depends on the depth, with the root's entry); a run frees all of it when its tape goes,
 without the cycle collector."""
-import gc
 import math
 import weakref
 
@@ -14,6 +13,7 @@ from dcgraph.tracer import run as run_module
 from dcgraph.tracer.current_run import _state
 from dcgraph.tracer.inline_calls import NO_SITE_ENTRY
 from dcgraph.tracer.run import new_run
+from tracer_watch import at_close, collector_off, run_of
 
 def quiet_root(x):                      # (globals the operator scan decides by identity:
     return math.sqrt(x) + 1             # remembered by ``roots``)
@@ -31,21 +31,10 @@ def countdown(n):
     return n if n <= 0 else countdown(n - 1)
 
 
-def _run_of(tape):
-    return tape._outcome[0]      # (``RootTape``: before the build consumes it)
-
-
 def _tables_at_close(monkeypatch):
     """(root level's memo, shared memo, unsupported) of each run as it closes."""
-    seen = []
-    close = run_module.Run.close
-
-    def recording(run):
-        seen.append((run.root_level.memo, run.shared_memo, run.unsupported))
-        close(run)
-
-    monkeypatch.setattr(run_module.Run, "close", recording)
-    return seen
+    return at_close(monkeypatch, lambda run: (run.root_level.memo, run.shared_memo,
+                                              run.unsupported))
 
 
 def test_a_run_whose_hook_never_decides_makes_no_memo_nor_unsupported(monkeypatch):
@@ -83,7 +72,7 @@ def test_a_remembered_root_calling_itself_nowhere_gets_its_memo_entry(monkeypatc
     assert tail is not None and tail[4] == ()          # no self sites
     result, tape = dcgraph.track(calls_helper, 5)
     assert result == 11
-    run = _run_of(tape)
+    run = run_of(tape)
     assert run.rooted == (calls_helper, tail)
     memo = seen[-1][0]
     assert memo[calls_helper] == (calls_helper,) + tail and memo[helper][0] is helper
@@ -160,18 +149,14 @@ def test_a_run_with_its_tables_made_is_freed_without_the_cycle_collector():
     def with_tables(x):                 # a memo, a constructor, a bound method
         return helper(x) + countdown(2) + Box(x).get()
 
-    gc.collect()
-    gc.disable()
-    try:
+    with collector_off():
         for ctx in (dcgraph.Context(), dcgraph.DepthLimitContext(5)):
             result, tape = dcgraph.track(with_tables, 1, ctx=ctx)
             assert result == 2 + 0 + 1
-            run = weakref.ref(_run_of(tape))
+            run = weakref.ref(run_of(tape))
             assert run().levels == [] and run().shared_memo is None     # dropped at close
             del tape                    # (not built, as below)
             assert run() is None
-    finally:
-        gc.enable()
 
 
 def deep(n, leaf):
@@ -179,17 +164,13 @@ def deep(n, leaf):
 
 
 def test_levels_and_their_memos_go_with_the_run():
-    gc.collect()
-    gc.disable()
-    try:
+    with collector_off():
         def leaf(n):
             return n + 1
 
         result, tape = dcgraph.track(deep, 3, leaf, ctx=dcgraph.DepthLimitContext(6))
         assert result == 1              # (not built: built nodes and tapes refer to each
-        run = weakref.ref(_run_of(tape))            # other, for the collector to free)
+        run = weakref.ref(run_of(tape))             # other, for the collector to free)
         gone = weakref.ref(leaf)        # held by the deepest level's memo and by the log
         del leaf, tape
         assert run() is None and gone() is None
-    finally:
-        gc.enable()

@@ -4,8 +4,9 @@ import gc
 import weakref
 
 import dcgraph
-from dcgraph.tracer import inline_calls, recorder
+from dcgraph.tracer import inline_calls
 from dcgraph.tracer.copies import instrumented_copy
+from tracer_watch import at_close, hook_calls, run_of
 
 
 def double(x):
@@ -55,20 +56,9 @@ def _calls(tape):
 
 
 def test_a_site_takes_its_callee_and_the_tape_is_the_hooks():
-    seen = []
-    hook = recorder.Level.hook
-
-    def counting(level, fn, site=None):
-        seen.append(fn)
-        return hook(level, fn, site)
-
     for _ in range(3):
-        seen.clear()
-        recorder.Level.hook = counting
-        try:
+        with hook_calls() as seen:
             result, tape = dcgraph.track(loop, 6)
-        finally:
-            recorder.Level.hook = hook
         assert result == 30
         tape.lint()
         assert _calls(tape) == [(2 * i, [i]) for i in range(6)]
@@ -205,18 +195,12 @@ def alternates(n):
 
 
 def test_a_site_refilled_by_its_own_level_is_listed_once(monkeypatch):
-    listed = []
-    close = recorder.Run.close
-
-    def counting(run):                  # the sites each level listed, as the run closes
-        listed.extend(list(level.sites or ()) for level in run.levels)
-        close(run)
-
-    monkeypatch.setattr(recorder.Run, "close", counting)
+    # the sites each level listed, as the run closes
+    listed = at_close(monkeypatch, lambda run: [list(level.sites or ()) for level in run.levels])
     result, tape = dcgraph.track(alternates, 40)
     assert result == sum(2 * i if i % 2 else 3 * i for i in range(40))
     tape.lint()
-    assert [len(sites) for sites in listed if sites] == [1]
+    assert [len(sites) for sites in listed[0] if sites] == [1]
     assert all(c.entry is inline_calls.NO_SITE_ENTRY for c in _site_caches(alternates))
 
 
@@ -230,21 +214,10 @@ def countdown_kw(n, *, step):
 
 def _self_site_run(f, *args, **kwargs):
     """``track(f, ...)`` with the hook counting the calls of ``f`` it decides."""
-    seen = []
-    hook = recorder.Level.hook
-
-    def counting(level, fn, site=None):
-        if fn is f:
-            seen.append(fn)
-        return hook(level, fn, site)
-
-    recorder.Level.hook = counting
-    try:
+    with hook_calls() as seen:
         result, tape = dcgraph.track(f, *args, **kwargs)
-    finally:
-        recorder.Level.hook = hook
     tape.lint()
-    return result, tape, len(seen)
+    return result, tape, sum(fn is f for fn in seen)
 
 
 def _depths(tape):
@@ -273,7 +246,7 @@ def test_a_remembered_roots_recursion_skips_the_hook_from_its_first_call():
 def test_self_sites_keep_nothing_of_the_run():
     dcgraph.track(countdown, 2, 1)
     result, tape = dcgraph.track(countdown, 3, 1)       # a remembered root: sites filled
-    run = weakref.ref(tape._outcome[0])                 # (before the build consumes it)
+    run = weakref.ref(run_of(tape))
     assert result == 0 and _depths(tape) == 3
     del tape
     gc.collect()

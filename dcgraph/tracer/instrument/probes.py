@@ -24,32 +24,20 @@ if TYPE_CHECKING:
 
 ops = opcode_table()     # the running interpreter's opcode tables
 
-__all__ = ["HIDDEN", "after", "counted_iteration", "delegation", "hook_site", "landing", "log",
-           "method_site", "prologue", "push_callable", "resume"]
+__all__ = ["HIDDEN", "after", "counted_iteration", "delegation", "dropped_slots", "hook_site",
+           "landing", "log", "method_site", "prologue", "push_callable", "resume"]
 
 HIDDEN = 2          # stack slots under the frame's own values: hook, and the log's list
                     # (or ``append``: see ``log``)
 
 
-class _Variant:
-    """What the code being built logs with (``rewrite._build`` sets it, under its lock)."""
-
-    __slots__ = ("listed",)
-
-    def __init__(self):
-        self.listed = True
-
-
-VARIANT = _Variant()
-
-
-def log(depth: int, load: list, loc) -> list:
+def log(depth: int, load: list, loc, *, listed: bool) -> list:
     """Log <the value built by ``load``> at original stack depth ``depth``. ``load`` is written
     for two slots pushed above the frame's values (the call layout), its ``COPY``s reaching
-    below them. In listed code (``VARIANT.listed``, a run that keeps values) the hidden slot
-    is the run's list, appended to by ``LIST_APPEND``: no call (about 15 ns less a value);
-    else it is a callable (``SummaryLog.logged``), called with the value."""
-    if VARIANT.listed:
+    below them. In listed code (``listed``: ``CodeInfo.listed``, a run that keeps values) the
+    hidden slot is the run's list, appended to by ``LIST_APPEND``: no call (about 15 ns less a
+    value); else it is a callable (``SummaryLog.logged``), called with the value."""
+    if listed:
         seq = [Instr("COPY", ins.arg - 2, location=ins.location) if ins.name == "COPY" else ins
                for ins in load]
         return seq + [Instr("LIST_APPEND", depth + 1, location=loc)]
@@ -63,7 +51,8 @@ def log(depth: int, load: list, loc) -> list:
 
 
 def hook_site(depth: int, below: int, loc, expected=None, method=None,
-              python_first: bool = False, cache: SiteCache | None = None) -> list:
+              python_first: bool = False, cache: SiteCache | None = None, *,
+              listed: bool) -> list:
     """Replace the callable ``below`` slots under the top by hook(callable). A callable whose
     type is in ``inline_calls.INLINE_PRIMITIVES`` (C code the hook would return unchanged), or
     a bound method whose object's class is in ``inline_calls.INLINE_OWNERS`` and function's
@@ -87,12 +76,12 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
     (``CodeInfo.python_callees``): the site tests its ``SiteCache`` at once, and else calls
     the hook (no C callable is taken inline there; the hook returns one as it is).
     ``cache``: the site's ``SiteCache`` when made by its owner (``CodeInfo.site_caches``),
-    else a new one."""
+    else a new one. ``listed``: the code's ``CodeInfo.listed`` (see ``log``)."""
     fast, join, done = Label(), Label(), Label()
     seq = []
     if python_first:
         swap = [Instr("SWAP", below + 1, location=loc)] if below else []
-        return [*swap, *_cached_call(depth, loc, join, cache),
+        return [*swap, *_cached_call(depth, loc, join, cache, listed=listed),
                 Instr("JUMP_FORWARD", join, location=loc),
                 join, *swap]
     if expected is not None:            # [callable, <below>] tested where it lies
@@ -102,7 +91,7 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
                 Instr("LOAD_CONST", SITE_PRIMITIVES, location=loc),
                 *[Instr(name, location=loc) for name in ops.GUARD_SWITCH_TEST],
                 Instr(ops.GUARD_JUMPS["true"], done, location=loc), other,
-                *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc)]
+                *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc, listed=listed)]
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
     known, hook, fill = Label(), Label(), Label()
@@ -115,10 +104,11 @@ def hook_site(depth: int, below: int, loc, expected=None, method=None,
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["false"], hook, location=loc),
             *_method_class(loc, "__func__"), Instr("LOAD_CONST", SITE_KINDS, location=loc),
             Instr("CONTAINS_OP", 0, location=loc), Instr(ops.GUARD_JUMPS["true"], fast, location=loc),
-            hook, *_cached_call(depth, loc, join, cache), Instr("JUMP_FORWARD", join, location=loc),
+            hook, *_cached_call(depth, loc, join, cache, listed=listed),
+            Instr("JUMP_FORWARD", join, location=loc),
             known, Instr("POP_TOP", location=loc),      # the callable's type
             fast, *_unfilled(method, loc, fill),
-            *log(depth, [Instr("COPY", 3, location=loc)], loc),
+            *log(depth, [Instr("COPY", 3, location=loc)], loc, listed=listed),
             *_fill(method, depth, loc, fill, join), join]
     if below:
         seq.append(Instr("SWAP", below + 1, location=loc))
@@ -154,7 +144,7 @@ def method_site(site, depth: int, depth_call: int, args: list, loc) -> list:
     plain ``LOAD_METHOD`` and the loads, logging nothing (``method_sites``); else a
     ``CALL_MARK`` (first: the attribute may raise), the object's attribute (a bound method,
     NULL below it), the loads and the deciding sequence of ``hook_site``, which fills
-    ``site``."""
+    ``site``. (Listed code only: ``rewrite._method_sites``.)"""
     slow, call = Label(), Label()
     load = Instr("LOAD_METHOD", site.name, location=loc)
     seq = [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
@@ -165,8 +155,9 @@ def method_site(site, depth: int, depth_call: int, args: list, loc) -> list:
            *[Instr(name, location=loc) for name in ops.GUARD_SWITCH_TEST],
            Instr(ops.GUARD_JUMPS["false"], slow, location=loc),
            load, *[_copy_of(ins) for ins in args], Instr("JUMP_FORWARD", call, location=loc),
-           slow, *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc),
-           *ops.rewrite(load, loc), *args, *hook_site(depth_call, len(args), loc, None, site),
+           slow, *log(depth, [Instr("LOAD_CONST", CALL_MARK, location=loc)], loc, listed=True),
+           *ops.rewrite(load, loc), *args,
+           *hook_site(depth_call, len(args), loc, None, site, listed=True),
            call]
     return seq
 
@@ -181,7 +172,7 @@ def _method_class(loc, name: str) -> list:
             Instr("LOAD_ATTR", ops.attr_arg(name), location=loc), *ops.call_instrs(1, loc)]
 
 
-def counted_iteration(depth: int, loc) -> list:
+def counted_iteration(depth: int, loc, *, listed: bool) -> list:
     """``GET_ITER`` of a counted loop (``counted_loops``; ``depth`` values, the iterable on
     top) and its probe: when the iterable is exactly a ``range``, the plain ``GET_ITER`` and
     its probe; else the iterator is logged and replaced by ``logged_items(iterator, append)``.
@@ -191,23 +182,25 @@ def counted_iteration(depth: int, loc) -> list:
     return [*push_callable(type, loc), Instr("COPY", 3, location=loc), *ops.call_instrs(1, loc),
             Instr("LOAD_CONST", range, location=loc), Instr("IS_OP", 0, location=loc),
             Instr(ops.GUARD_JUMPS["true"], private, location=loc),
-            iterate[0], *log(depth, [Instr("COPY", 3, location=loc)], loc),
-            *push_callable(listed_items if VARIANT.listed else logged_items, loc),
+            iterate[0], *log(depth, [Instr("COPY", 3, location=loc)], loc, listed=listed),
+            *push_callable(listed_items if listed else logged_items, loc),
             Instr("COPY", 3, location=loc),
             Instr("COPY", depth + 4, location=loc), *ops.call_instrs(2, loc),    # append
             Instr("SWAP", 2, location=loc), Instr("POP_TOP", location=loc),
             Instr("JUMP_FORWARD", done, location=loc),
-            private, iterate[1], *log(depth, [Instr("COPY", 3, location=loc)], loc), done]
+            private, iterate[1], *log(depth, [Instr("COPY", 3, location=loc)], loc, listed=listed),
+            done]
 
 
-def _cached_call(depth: int, loc, join: Label, cache: SiteCache | None = None) -> list:
+def _cached_call(depth: int, loc, join: Label, cache: SiteCache | None = None, *,
+                 listed: bool) -> list:
     """Replace the callable ``f`` on top by hook(f), in listed code first trying the site's
     ``inline_calls.SiteCache``: when its entry is ``(hook, f, f.__code__, f.__defaults__,
     copy)`` for the frame's hook, log ``f`` and take ``copy`` (what the hook would do, without
     its frame) and go to ``join``; else call ``hook(f, cache)``, which may fill it. ``cache``:
     the site's cache (None: a new one); one with ``positional`` set skips the defaults test
     (``SiteCache``)."""
-    if not VARIANT.listed:
+    if not listed:
         return _call_hook(depth, loc)
     miss = Label()
     if cache is None:
@@ -254,21 +247,23 @@ def after(info: CodeInfo, s: Structure, i: int, ins: Instr, kind: str) -> list:
     depth = s.depth_before[i] - pops + pushes
     loc = ins.location
     if kind in ("value", "call"):
-        return log(depth, [Instr("COPY", 3 + ops.value_depth(ins), location=loc)], loc)
+        return log(depth, [Instr("COPY", 3 + ops.value_depth(ins), location=loc)], loc,
+                   listed=info.listed)
     if kind == "multi":
         count = ops.multi_count(ins)
         load = [Instr("COPY", 3 + 2 * k, location=loc) for k in range(count)]
-        return log(depth, load + [Instr("BUILD_TUPLE", count, location=loc)], loc)
+        return log(depth, load + [Instr("BUILD_TUPLE", count, location=loc)], loc,
+                   listed=info.listed)
     if kind == "cell":
         load = [Instr(ops.LOAD_CLOSURE, ins.arg, location=loc), Instr("COPY", 4, location=loc),
                 Instr("BUILD_TUPLE", 2, location=loc)]
-        return log(depth, load, loc)
+        return log(depth, load, loc, listed=info.listed)
     if kind == "store":
         if ins.name == "LOAD_CLOSURE":     # the cell is on the stack: log a copy of it
-            return log(depth, [Instr("COPY", 3, location=loc)], loc)
-        return log(depth, [Instr(ops.LOAD_CLOSURE, ins.arg, location=loc)], loc)
+            return log(depth, [Instr("COPY", 3, location=loc)], loc, listed=info.listed)
+        return log(depth, [Instr(ops.LOAD_CLOSURE, ins.arg, location=loc)], loc, listed=info.listed)
     if kind == "done":
-        return log(depth, [Instr("LOAD_CONST", None, location=loc)], loc)
+        return log(depth, [Instr("LOAD_CONST", None, location=loc)], loc, listed=info.listed)
     raise AssertionError(kind)
 
 
@@ -285,6 +280,17 @@ def resume(depth: int, info: CodeInfo, loc) -> list:
            Instr("SWAP", depth + 3, location=loc), Instr("POP_TOP", location=loc),
            Instr("SWAP", depth + 3, location=loc), Instr("POP_TOP", location=loc)]
     return seq
+
+
+def dropped_slots(hidden: int, values: int, loc) -> list:
+    """Before a return taking ``values`` (0 or 1) off the stack: drop the ``hidden`` slots
+    under it. A finished frame whose frame object lives on (a traceback's, a later frame's
+    ``f_back``) then holds neither the hook nor the log, which would make a cycle with the run
+    only the collector frees. (Not in a generator's code, where 3.12's bytecode finds a
+    negative stack size for it: the run clears its finished generator frames as it ends,
+    ``resumable.release_finished``.)"""
+    return [Instr("SWAP", hidden + 1, location=loc)] * values + \
+        [Instr("POP_TOP", location=loc) for _ in range(hidden)]
 
 
 def push_callable(fn, loc) -> list:
@@ -307,9 +313,10 @@ def delegation(depth: int, loc) -> list:
 def landing(info: CodeInfo, depth: int, loc) -> list:
     """At the target of a ``yield from``'s SEND (the returned value on top): log the land
     mark, the frame object and the value."""
-    return (log(depth, [Instr("LOAD_CONST", info.land_mark, location=loc)], loc)
-            + log(depth, [Instr("COPY", depth + 5, location=loc)], loc)
-            + log(depth, [Instr("COPY", 3, location=loc)], loc))
+    listed = info.listed
+    return (log(depth, [Instr("LOAD_CONST", info.land_mark, location=loc)], loc, listed=listed)
+            + log(depth, [Instr("COPY", depth + 5, location=loc)], loc, listed=listed)
+            + log(depth, [Instr("COPY", 3, location=loc)], loc, listed=listed))
 
 
 def prologue(info: CodeInfo, loc) -> list:
@@ -345,7 +352,8 @@ def prologue(info: CodeInfo, loc) -> list:
                Instr("LOAD_ATTR", ops.attr_arg("pending"), location=loc),
                Instr("UNPACK_SEQUENCE", 2, location=loc)]
     mark = [Instr("LOAD_CONST", info.entry_mark, location=loc)]
-    if VARIANT.listed and not ops.ENTRY_CALLS:
+    listed = info.listed
+    if listed and not ops.ENTRY_CALLS:
         # 3.11: before the first log, a C call that counts against the recursion limit (see
         # ``recorder.entry_pair``): ``current_run.ENTRY_COUNT(mark)``, a constant builtin
         # method (3.11 counts such calls), so a frame with no room fails there, having
@@ -353,9 +361,9 @@ def prologue(info: CodeInfo, loc) -> list:
         assert ops.NULL_FIRST                # (3.11's layout: [NULL, callable, argument])
         seq += [*push_callable(ENTRY_COUNT, loc), *mark, *ops.call_instrs(1, loc),
                 Instr("POP_TOP", location=loc)]
-    seq += log(0, mark, loc)
-    if VARIANT.listed:      # each value apart (``CodeInfo.args_apart``): no tuple per frame
+    seq += log(0, mark, loc, listed=listed)
+    if listed:              # each value apart (``CodeInfo.args_apart``): no tuple per frame
         for ins in load[:-1]:
-            seq += log(0, [ins], loc)
+            seq += log(0, [ins], loc, listed=True)
         return seq
-    return seq + log(0, load, loc)
+    return seq + log(0, load, loc, listed=False)

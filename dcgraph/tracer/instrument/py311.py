@@ -56,6 +56,8 @@ CONDITIONAL_JUMPS = {
 }
 UNCONDITIONAL_JUMPS = {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"}
 TERMINATORS = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
+# returns -> how many values they take off the stack (the hidden slots are dropped first)
+RETURNS = {"RETURN_VALUE": 1}
 # ``yield from``'s SEND: falls through when the sub-iterator yielded, jumps when it returned
 DELEGATING_JUMPS = {"SEND"}
 ENDS_BLOCK = set(CONDITIONAL_JUMPS) | UNCONDITIONAL_JUMPS | TERMINATORS | {"FOR_ITER"} \

@@ -20,7 +20,7 @@ from .py312 import (BINARY_OPS, COMPARE_OPS, COMPARE_SYMBOLS, CONDITIONAL_JUMPS,
                     DELEGATING_ITERS, DELEGATING_JUMPS, GUARD_JUMPS, INTRINSIC_OPERATORS,
                     guarded_operator,
                     FOLDABLE_TESTS, FOLDING_JUMPS, GENERATOR_FLAGS, INPLACE_FIRST, LITERAL_LOADS,
-                    TERMINATORS, UNARY_OPS, UNCONDITIONAL_JUMPS,
+                    RETURNS, TERMINATORS, UNARY_OPS, UNCONDITIONAL_JUMPS,
                     UNSUPPORTED, attr_arg, call_instrs, compare_index, multi_count,
                     wraps_async_item)
 

@@ -22,9 +22,10 @@ from ..inline_calls import SiteCache, always_primitive, placed_sets
 from ...tape.nodes import Constant, Location
 from .analysis import Structure, Unsupported, analyse
 from .guards import guarded_site, static_callees, switch_sites
-from .probes import HIDDEN as _HIDDEN, VARIANT as _VARIANT
+from .probes import HIDDEN as _HIDDEN
 from .probes import after as _probe_after, delegation as _delegated, hook_site as _hook
-from .probes import counted_iteration as _counted, method_site as _method_site
+from .probes import counted_iteration as _counted, dropped_slots as _dropped
+from .probes import method_site as _method_site
 from ..method_sites import MethodSite
 from .probes import landing as _landed, log as _log, prologue as _prologue, resume as _resumed
 from .versions import opcode_table, semantics
@@ -142,7 +143,7 @@ def _build(code: types.CodeType, guarded: bool = False, scope: dict | None = Non
            listed: bool = True) -> CodeInfo:
     info = CodeInfo(code)
     info.guarded = guarded
-    info.listed = _VARIANT.listed = listed     # (read by ``probes.log``; under ``_lock``)
+    info.listed = listed                # (each probe builder is given it: ``probes.log``)
     info.args_apart = listed and not info.generator
     if code.co_flags & ops.GENERATOR_FLAGS and not info.generator:
         info.error = ("async generators are recorded as primitive calls" if
@@ -276,13 +277,17 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
             skip = ops.FOR_ITER_SKIP if _for_iter_target(s, block) else 0
             if skip:    # the interpreter jumps past these: the mark goes after them
                 pending_mark = [skip, _log(s.depth_before[i + skip],
-                                           [Instr("LOAD_CONST", mark, location=loc)], loc)]
+                                           [Instr("LOAD_CONST", mark, location=loc)], loc,
+                                           listed=info.listed)]
             else:
-                out += _log(block.depth, [Instr("LOAD_CONST", mark, location=loc)], loc)
+                out += _log(block.depth, [Instr("LOAD_CONST", mark, location=loc)], loc,
+                            listed=info.listed)
             if block.handler is not None:
                 if info.generator:      # which generator frame caught it (it may be thrown in)
-                    out += _log(block.depth, [Instr("COPY", block.depth + 5, location=loc)], loc)
-                out += _log(block.depth, [Instr("COPY", 3, location=loc)], loc)
+                    out += _log(block.depth, [Instr("COPY", block.depth + 5, location=loc)],
+                                loc, listed=info.listed)
+                out += _log(block.depth, [Instr("COPY", 3, location=loc)], loc,
+                            listed=info.listed)
         if block.start == i and info.generator and _send_target(s, block):
             out += _landed(info, block.depth, loc)
         site = sites.get(at)
@@ -299,13 +304,14 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
         if call is not None:
             below = ops.callee_below(s.instrs[call], call in s.self_layout)
             out += _hook(s.depth_before[i], below, loc, callees.get(call), None,
-                         call in info.python_callees, info.site_caches.get(call))
+                         call in info.python_callees, info.site_caches.get(call),
+                         listed=info.listed)
         kind = info.probe[i]
         guarded = ops.guarded_operator(ins) if kind == "value" and (
             info.guarded or i in info.switched) else None
         replaced = ops.rewrite(ins, loc)
         if i + 1 in info.counted_loops:  # GET_ITER of a counted loop, with its probe
-            out += _counted(s.depth_before[i], loc)
+            out += _counted(s.depth_before[i], loc, listed=info.listed)
             kind = None
         elif guarded is not None:
             out += guarded_site(s, i, guarded, [ins] + _probe_after(info, s, i, ins, "value"),
@@ -314,6 +320,9 @@ def _emit(info: CodeInfo, s: Structure, bc: Bytecode, callees: dict) -> list:
         elif replaced is not None:
             out += replaced
         else:
+            if ins.name in ops.RETURNS and s.depth_before[i] == ops.RETURNS[ins.name] \
+                    and not info.generator:     # (see ``probes.dropped_slots``)
+                out += _dropped(info.hidden, s.depth_before[i], loc)
             out.append(ins)
         if pending_mark is not None:
             pending_mark[0] -= 1
