@@ -193,8 +193,9 @@ class Run:
         """Decide and memoise per level (a bound method: its function; the hook rebinds it)."""
         if self.closed:
             return f                     # a generator of this run resumed after it ended
-        rooted = self.rooted
-        if rooted is not None and rooted[0] is f and level.memo is None:
+        rooted = self.rooted            # (a depth-dependent run's memos never hold it)
+        if rooted is not None and rooted[0] is f and level.memo is None \
+                and not self.ctx.depth_dependent:
             entry = self.memo_of(level)[f]  # the root, before the memo was made: as the
             if entry[2] is f.__code__ and entry[3] is f.__defaults__ and (   # hook's test
                     entry[4] is ANY_KWDEFAULTS or entry[4] is f.__kwdefaults__):

@@ -122,6 +122,21 @@ def test_each_level_of_a_depth_limited_run_makes_its_own_memo():
     run.close()
 
 
+def test_a_remembered_root_under_a_plain_context_marked_depth_dependent():
+    """A plain ``Context`` whose instance says ``depth_dependent`` (its ``is_primitive`` still
+    reads no depth, so ``roots`` knows its roots): each level makes its own memo, without the
+    root's entry, and the root's recursion is decided by the hook as on a first run."""
+    ctx = dcgraph.Context()
+    ctx.depth_dependent = True
+    assert dcgraph.track(countdown, 3)[0] == 0              # remembered
+    for _ in range(2):
+        result, tape = dcgraph.track(countdown, 3, ctx=ctx)
+        assert result == 0
+        tape.lint()
+        assert [n.kind for n in tape.nodes].count("NestedCall") == 1
+        assert str(tape) == str(dcgraph.track(countdown, 3)[1])
+
+
 def test_guards_switched_on_drop_the_roots_pending_entry():
     countdown(1)
     for _ in range(2):
