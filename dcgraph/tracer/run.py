@@ -146,12 +146,7 @@ class Run:
         if type(target) is not _FUNCTION or target.__code__.co_flags & CO_RESUMABLE \
                 or self.ctx.is_primitive(target, 0):
             return None
-        if not self.operators and guards_operators(target, self.ctx, self.reach_table()):
-            self.guard_operators()
-        table = self.unsupported        # (made by its first writer)
-        if table is None:
-            table = self.unsupported = {}
-        copy = instrumented_copy(target, table, self.operators, not self.summary)
+        copy = self.instrumented_function(target)
         if copy is None:
             return None
         code = target.__code__
